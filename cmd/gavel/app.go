@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gavelhq/gavel/store/sqlite"
+)
+
+// Exit codes, as DESIGN.md section 6 fixes them.
+const (
+	exitOK      = 0
+	exitFailed  = 1
+	exitUsage   = 2
+	exitPending = 3 // stopped with model calls pending; rerun to resume
+)
+
+// app holds what every command shares: global flags and the process's
+// streams.
+type app struct {
+	dbPath string
+	json   bool
+
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// progress is true when stderr is a terminal.
+	progress bool
+}
+
+// usageError marks an error in how gavel was called (exit code 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// run executes gavel with args and returns the process exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, progress: isTerminal(stderr)}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitFailed
+	var ue usageError
+	switch {
+	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"):
+		code = exitUsage
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "gavel: interrupted; nothing half-written was kept")
+		return exitFailed
+	}
+	fmt.Fprintf(stderr, "gavel: %v\n", err)
+	if code == exitUsage {
+		fmt.Fprintln(stderr, "Run 'gavel --help' for usage.")
+	}
+	return code
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "gavel",
+		Short: "Calibrate, benchmark and use LLM judges of machine-written code",
+		Long: `gavel keeps LLM judges of machine-written code honest with what a team already
+records: it calibrates a judge's prompt from workflow outcomes (tests passed or
+failed, changes landed or abandoned), benchmarks judges on programs of known
+quality, and builds training data with judges.
+
+Exit codes: 0 done, 1 failed, 2 usage, 3 stopped with pending model calls.`,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+	}
+	defaultDB := os.Getenv("GAVEL_DB")
+	if defaultDB == "" {
+		defaultDB = "./gavel.db"
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.dbPath, "db", defaultDB, "path of the SQLite store (env GAVEL_DB)")
+	pf.BoolVar(&a.json, "json", false, "print a machine-readable JSON summary on stdout")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(
+		a.ingestCmd(),
+		a.recordsCmd(),
+		a.splitCmd(),
+		a.versionCmd(),
+	)
+	return root
+}
+
+// openStore opens the store named by --db.
+func (a *app) openStore(ctx context.Context) (*sqlite.DB, error) {
+	return sqlite.Open(ctx, a.dbPath)
+}
+
+// writeJSON prints v as indented JSON on stdout.
+func (a *app) writeJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// args returns a cobra argument validator whose errors are usage errors.
+func args(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, a []string) error {
+		if err := check(cmd, a); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

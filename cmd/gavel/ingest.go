@@ -1,0 +1,164 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gavelhq/gavel/record"
+)
+
+type ingestFlags struct {
+	format       string
+	fieldMap     string
+	source       string
+	gold         string
+	skipInvalid  bool
+	maxLineBytes int
+}
+
+func (a *app) ingestCmd() *cobra.Command {
+	var f ingestFlags
+	cmd := &cobra.Command{
+		Use:   "ingest FILE...",
+		Short: "Import records (agent outputs with outcomes) from JSONL files",
+		Long: `Import records from JSONL files (.gz is decompressed; - is standard input) in
+one transaction: if any line is invalid, nothing is imported and the error names
+the file, line and field. --skip-invalid imports the rest and lists what it
+skipped. Importing an identical record again does nothing; the same id with
+different content is an error, since records are immutable.
+
+Formats:
+  native    gavel's own records, as 'gavel records export' writes them
+  map       any JSONL through a field map (--map), e.g. for the CodeJudge data:
+            --map task=prompt,candidate=generation,label=passed,group=task_id,id=task_id+completion_id --source tests
+            (a+b joins fields with "/"; booleans map to pass/fail; unmapped
+            fields are kept under meta)
+  swebench  SWE-bench predictions with results (instance_id, model_patch,
+            resolved); --gold FILE adds gold patches and issue texts by
+            instance_id from the SWE-bench dataset JSONL`,
+		Args: args(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			return a.ingest(cmd, files, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", "", "input format: native, map or swebench (default native, or map when --map is given)")
+	fl.StringVar(&f.fieldMap, "map", "", "field map for the map format: target=field,... (targets: id, task, candidate, reference, group, label, status, source, reason, at, meta, context.NAME)")
+	fl.StringVar(&f.source, "source", "", "outcome source for records that do not give one: tests or review")
+	fl.StringVar(&f.gold, "gold", "", "SWE-bench dataset JSONL with gold patches (swebench format)")
+	fl.BoolVar(&f.skipInvalid, "skip-invalid", false, "import the valid lines and list the invalid ones instead of failing")
+	fl.IntVar(&f.maxLineBytes, "max-line-bytes", record.DefaultMaxLineBytes, "refuse lines longer than this")
+	return cmd
+}
+
+func (a *app) decoder(f ingestFlags) (record.Decoder, error) {
+	format := f.format
+	if format == "" {
+		format = "native"
+		if f.fieldMap != "" {
+			format = "map"
+		}
+	}
+	var src record.Source
+	if f.source != "" {
+		s, err := record.ParseSource(f.source)
+		if err != nil {
+			return nil, usagef("--source: %v", err)
+		}
+		src = s
+	}
+	if f.fieldMap != "" && format != "map" {
+		return nil, usagef("--map is only for --format map")
+	}
+	if f.gold != "" && format != "swebench" {
+		return nil, usagef("--gold is only for --format swebench")
+	}
+	switch format {
+	case "native":
+		if src != "" {
+			return nil, usagef("--source is for the map format; native records carry their own")
+		}
+		return record.Native{}, nil
+	case "map":
+		if f.fieldMap == "" {
+			return nil, usagef("--format map needs --map")
+		}
+		fm, err := record.ParseFieldMap(f.fieldMap)
+		if err != nil {
+			return nil, usagef("--map: %v", err)
+		}
+		fm.Source = src
+		return fm, nil
+	case "swebench":
+		d := &record.SWEBench{}
+		if f.gold != "" {
+			rc, err := record.OpenInput(f.gold)
+			if err != nil {
+				return nil, fmt.Errorf("--gold: %w", err)
+			}
+			defer rc.Close()
+			if d.Gold, err = record.ReadGold(f.gold, rc); err != nil {
+				return nil, fmt.Errorf("--gold: %w", err)
+			}
+		}
+		return d, nil
+	}
+	return nil, usagef("--format %q: want native, map or swebench", format)
+}
+
+type skippedLine struct {
+	File  string `json:"file"`
+	Line  int    `json:"line"`
+	Error string `json:"error"`
+}
+
+type ingestSummary struct {
+	*record.ImportResult
+	Skipped []skippedLine `json:"skipped"`
+	Total   int           `json:"total_records"`
+}
+
+func (a *app) ingest(cmd *cobra.Command, files []string, f ingestFlags) error {
+	dec, err := a.decoder(f)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	db, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	prog := a.newProgress("ingest: lines read")
+	var res *record.ImportResult
+	err = db.Import(ctx, func(w record.Writer) error {
+		var err error
+		res, err = record.Import(ctx, w, dec, files, record.ImportOptions{
+			SkipInvalid: f.skipInvalid, MaxLineBytes: f.maxLineBytes, Progress: prog.update,
+		})
+		return err
+	})
+	prog.done()
+	if err != nil {
+		return fmt.Errorf("ingest: %w (nothing was imported)", err)
+	}
+	sum := ingestSummary{ImportResult: res, Skipped: []skippedLine{}}
+	for _, s := range res.Skipped {
+		sum.Skipped = append(sum.Skipped, skippedLine{File: s.File, Line: s.Line, Error: s.Err.Error()})
+	}
+	var counter record.StatsCounter
+	if err := db.Records(ctx, record.Filter{}, func(r *record.Record) error { counter.Add(r); return nil }); err != nil {
+		return err
+	}
+	sum.Total = counter.Stats().Total
+	for _, s := range res.Skipped {
+		fmt.Fprintf(a.stderr, "skipped %v\n", s)
+	}
+	if a.json {
+		return a.writeJSON(sum)
+	}
+	fmt.Fprintf(a.stdout, "imported %d new records, %d already present, %d skipped, from %d lines in %d file(s); the store holds %d records\n",
+		res.Inserted, res.Unchanged, len(res.Skipped), res.Lines, len(files), sum.Total)
+	return nil
+}

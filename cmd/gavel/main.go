@@ -1,0 +1,18 @@
+// Command gavel calibrates, benchmarks and uses LLM judges of machine-written
+// code. This package reads flags, files and environment and wires the
+// packages together; it holds no logic of its own.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/gavelhq/gavel/record"
+)
+
+// filterFlags are the record-selection flags shared by commands that read
+// records.
+type filterFlags struct {
+	split         string
+	labels        []string
+	statuses      []string
+	excludeStatus []string
+	group         string
+	limit         int
+}
+
+func (f *filterFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.split, "split", "", "only records of a split, or of one part: NAME or NAME:train|val|test")
+	fl.StringSliceVar(&f.labels, "label", nil, "only records with these labels (pass, fail)")
+	fl.StringSliceVar(&f.statuses, "status", nil, "only records with these statuses")
+	fl.StringSliceVar(&f.excludeStatus, "exclude-status", nil, "leave out records with these statuses (e.g. draft)")
+	fl.StringVar(&f.group, "group", "", "only records of this group")
+	fl.IntVar(&f.limit, "limit", 0, "at most this many records (0: all)")
+}
+
+func (f *filterFlags) filter() (record.Filter, error) {
+	var out record.Filter
+	if f.split != "" {
+		name, part, err := record.ParseSplitRef(f.split)
+		if err != nil {
+			return out, usagef("--split: %v", err)
+		}
+		out.Split, out.Part = name, part
+	}
+	for _, l := range f.labels {
+		lab, err := record.ParseLabel(l)
+		if err != nil {
+			return out, usagef("--label: %v", err)
+		}
+		out.Labels = append(out.Labels, lab)
+	}
+	var err error
+	if out.Statuses, err = record.ParseStatuses(f.statuses); err != nil {
+		return out, usagef("--status: %v", err)
+	}
+	if out.ExcludeStatus, err = record.ParseStatuses(f.excludeStatus); err != nil {
+		return out, usagef("--exclude-status: %v", err)
+	}
+	if f.limit < 0 {
+		return out, usagef("--limit must not be negative")
+	}
+	out.Group, out.Limit = f.group, f.limit
+	return out, nil
+}
+
+func (a *app) recordsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "records",
+		Short: "Inspect and export the stored records",
+		Args:  args(cobra.NoArgs),
+	}
+	cmd.AddCommand(a.recordsStatsCmd(), a.recordsListCmd(), a.recordsExportCmd())
+	return cmd
+}
+
+func (a *app) recordsStatsCmd() *cobra.Command {
+	var ff filterFlags
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Totals by label, status and source, and the number of groups",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := ff.filter()
+			if err != nil {
+				return err
+			}
+			db, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			var c record.StatsCounter
+			if err := db.Records(cmd.Context(), f, func(r *record.Record) error { c.Add(r); return nil }); err != nil {
+				return err
+			}
+			s := c.Stats()
+			if a.json {
+				return a.writeJSON(s)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(tw, "records\t%d\n", s.Total)
+			fmt.Fprintf(tw, "label\t%s\n", counts(s.ByLabel))
+			fmt.Fprintf(tw, "status\t%s\n", counts(s.ByStatus))
+			fmt.Fprintf(tw, "source\t%s\n", counts(s.BySource))
+			fmt.Fprintf(tw, "groups\t%d (and %d records without a group)\n", s.Groups, s.Ungrouped)
+			return tw.Flush()
+		},
+	}
+	ff.register(cmd.Flags())
+	return cmd
+}
+
+func counts[K ~string](m map[K]int) string {
+	var parts []string
+	for _, k := range record.SortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+type listedRecord struct {
+	ID     string `json:"id"`
+	Label  string `json:"label"`
+	Status string `json:"status"`
+	Source string `json:"source"`
+	Group  string `json:"group,omitempty"`
+	Task   string `json:"task"`
+}
+
+func (a *app) recordsListCmd() *cobra.Command {
+	var ff filterFlags
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List records: id, label, status, source, group and the start of the task",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := ff.filter()
+			if err != nil {
+				return err
+			}
+			db, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			list := []listedRecord{}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			if !a.json {
+				fmt.Fprintln(tw, "ID\tLABEL\tSTATUS\tSOURCE\tGROUP\tTASK")
+			}
+			err = db.Records(cmd.Context(), f, func(r *record.Record) error {
+				l := listedRecord{ID: r.ID, Label: string(r.Outcome.Label), Status: string(r.Outcome.Status),
+					Source: string(r.Outcome.Source), Group: r.Group, Task: firstLine(r.Task, 60)}
+				if a.json {
+					list = append(list, l)
+					return nil
+				}
+				_, err := fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", l.ID, l.Label, l.Status, l.Source, l.Group, l.Task)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.writeJSON(list)
+			}
+			return tw.Flush()
+		},
+	}
+	ff.register(cmd.Flags())
+	return cmd
+}
+
+// firstLine returns the first non-blank line of s, cut to n runes.
+func firstLine(s string, n int) string {
+	for _, line := range strings.Split(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			if r := []rune(line); len(r) > n {
+				return string(r[:n-1]) + "…"
+			}
+			return line
+		}
+	}
+	return ""
+}
+
+func (a *app) recordsExportCmd() *cobra.Command {
+	var ff filterFlags
+	var out string
+	cmd := &cobra.Command{
+		Use:   "export -o FILE",
+		Short: "Write records as native JSONL (re-importing the file is a no-op)",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := ff.filter()
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				return usagef("export needs -o FILE (or -o - for standard output)")
+			}
+			if out == "-" && a.json {
+				return usagef("--json and -o - both want standard output; write to a file")
+			}
+			db, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			n := 0
+			err = writeAtomic(out, a.stdout, func(w io.Writer) error {
+				return db.Records(cmd.Context(), f, func(r *record.Record) error {
+					b, err := r.Canonical()
+					if err != nil {
+						return err
+					}
+					n++
+					_, err = fmt.Fprintf(w, "%s\n", b)
+					return err
+				})
+			})
+			if err != nil {
+				return fmt.Errorf("export: %w", err)
+			}
+			if a.json {
+				return a.writeJSON(map[string]any{"file": out, "records": n})
+			}
+			if out != "-" {
+				fmt.Fprintf(a.stderr, "exported %d records to %s\n", n, out)
+			}
+			return nil
+		},
+	}
+	ff.register(cmd.Flags())
+	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (- for standard output)")
+	return cmd
+}
+
+// writeAtomic writes a file through a temporary file in the same folder,
+// renamed into place only when fn succeeds, so a failed or interrupted write
+// leaves no partial file. The name "-" writes to stdout.
+func writeAtomic(name string, stdout io.Writer, fn func(io.Writer) error) error {
+	if name == "-" {
+		bw := bufio.NewWriter(stdout)
+		if err := fn(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename this fails harmlessly
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	bw := bufio.NewWriter(tmp)
+	if err := fn(bw); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
+}
