@@ -246,8 +246,8 @@ func (o *Outcome) normalize() error {
 	default:
 		return fieldErr("outcome.status", "missing: give outcome.status or outcome.label")
 	}
-	if !o.At.IsZero() && o.At.Year() < 1970 {
-		return fieldErr("outcome.at", "%s is before 1970", o.At.Format(time.RFC3339))
+	if !o.At.IsZero() && (o.At.Year() < 1970 || o.At.Year() > 9999) {
+		return fieldErr("outcome.at", "%s is outside the years 1970 to 9999", o.At.Format(time.RFC3339))
 	}
 	return nil
 }
