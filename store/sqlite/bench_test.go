@@ -1,0 +1,39 @@
+package sqlite_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gavelhq/gavel/record"
+)
+
+// BenchmarkImport measures storing records in one transaction, the store's
+// share of `gavel ingest`: 10,000 records of about 2 KB.
+func BenchmarkImport(b *testing.B) {
+	ctx := context.Background()
+	rs := make([]*record.Record, 10_000)
+	for i := range rs {
+		r := &record.Record{ID: fmt.Sprint("r", i), Task: strings.Repeat("t", 1000),
+			Candidate: strings.Repeat("c", 1000), Group: fmt.Sprint("g", i/3),
+			Outcome: record.Outcome{Status: record.StatusPassed}}
+		if err := r.Normalize(); err != nil {
+			b.Fatal(err)
+		}
+		rs[i] = r
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		db := MustOpenDB(b)
+		b.StartTimer()
+		if err := put(ctx, db, rs...); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		db.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(len(rs)), "records/op")
+}
