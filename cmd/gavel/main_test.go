@@ -273,3 +273,38 @@ func TestDBFromEnvironment(t *testing.T) {
 		t.Fatalf("GAVEL_DB not used: %v", err)
 	}
 }
+
+func TestIngestSWEBench(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "gavel.db")
+	preds := filepath.Join(dir, "preds.jsonl")
+	gold := filepath.Join(dir, "gold.jsonl")
+	os.WriteFile(preds, []byte(
+		`{"instance_id":"astropy__astropy-12907","model_name_or_path":"agent","model_patch":"diff --git a/x b/x","resolved":true}`+"\n"+
+			`{"instance_id":"django__django-11099","model_name_or_path":"agent","model_patch":"","resolved":false}`+"\n"), 0o644)
+	os.WriteFile(gold, []byte(
+		`{"instance_id":"astropy__astropy-12907","patch":"gold diff","problem_statement":"separability matrix is wrong"}`+"\n"+
+			`{"instance_id":"django__django-11099","patch":"gold 2","problem_statement":"UsernameValidator allows trailing newline"}`+"\n"), 0o644)
+	mustGavel(t, db, "ingest", preds, "--format", "swebench", "--gold", gold)
+	out := mustGavel(t, db, "records", "export", "-o", "-")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("export: %s", out)
+	}
+	var r struct {
+		ID, Task, Candidate, Reference, Group string
+		Outcome                               struct{ Label, Status, Source string }
+	}
+	decodeJSON(t, lines[0], &r)
+	if r.ID != "agent/astropy__astropy-12907" || r.Task != "separability matrix is wrong" || r.Reference != "gold diff" ||
+		r.Group != "astropy__astropy-12907" || r.Outcome.Label != "pass" || r.Outcome.Status != "passed" || r.Outcome.Source != "tests" {
+		t.Fatalf("first record %+v", r)
+	}
+	decodeJSON(t, lines[1], &r)
+	if r.Outcome.Label != "fail" || r.Candidate != "" || r.Reference != "gold 2" {
+		t.Fatalf("second record %+v", r)
+	}
+	if r := gavel(t, db, "ingest", preds, "--gold", gold); r.code != 2 || !strings.Contains(r.stderr, "--gold is only for --format swebench") {
+		t.Fatalf("--gold without the format: %+v", r)
+	}
+}
