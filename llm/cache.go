@@ -1,0 +1,62 @@
+package llm
+
+import (
+	"context"
+	"time"
+)
+
+// Cache keeps answers by request key, and the requests that offline runs
+// could not send. It is defined here, where it is used; store/sqlite
+// implements it. Errors are never cached: only answers (valid or invalid)
+// are put.
+type Cache interface {
+	// Get returns the entry for key, or nil when there is none.
+	Get(ctx context.Context, key string) (*Entry, error)
+	// Put stores an answer, and removes a pending request of the same key.
+	Put(ctx context.Context, e *Entry) error
+	// RecordHit counts one use of a stored answer, for the savings shown
+	// by `gavel cache stats`.
+	RecordHit(ctx context.Context, key string) error
+	// AddPending stores a request to be answered later (e.Response is nil).
+	AddPending(ctx context.Context, e *Entry) error
+	// Pending calls fn for each pending request, oldest first.
+	Pending(ctx context.Context, fn func(*Entry) error) error
+	// Stats summarises the cache.
+	Stats(ctx context.Context) (*CacheStats, error)
+}
+
+// Entry is a request with its answer (nil while pending).
+type Entry struct {
+	Key string
+	// Provider and Model ("provider:name") of the request.
+	Provider  string
+	Model     string
+	Request   *Request
+	Response  *Response
+	CreatedAt time.Time
+}
+
+// CacheStats summarises a cache.
+type CacheStats struct {
+	Entries int   `json:"entries"`
+	Pending int   `json:"pending"`
+	Hits    int64 `json:"hits"`
+	// Tokens and cost of the stored answers, as first paid for.
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	Cost         float64 `json:"cost_usd"`
+	// SavedCost is what the cache hits would have cost if sent again.
+	SavedCost float64      `json:"saved_cost_usd"`
+	ByModel   []ModelStats `json:"by_model"`
+}
+
+// ModelStats is one model's line in CacheStats.
+type ModelStats struct {
+	Model        string  `json:"model"`
+	Entries      int     `json:"entries"`
+	Hits         int64   `json:"hits"`
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	Cost         float64 `json:"cost_usd"`
+	SavedCost    float64 `json:"saved_cost_usd"`
+}

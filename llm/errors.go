@@ -1,0 +1,109 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Sentinel errors.
+var (
+	// ErrPending is returned in offline mode for a request the cache cannot
+	// answer; the request has been stored as pending.
+	ErrPending = errors.New("model call pending")
+	// ErrBudget is returned when a call would take spending past --max-cost.
+	ErrBudget = errors.New("cost budget reached")
+)
+
+// APIError is an error status from a provider's HTTP API.
+type APIError struct {
+	Provider string
+	Status   int
+	// Type, Code and Param come from the error body where the API gives
+	// them; Message is its human-readable text.
+	Type, Code, Param string
+	Message           string
+	// RetryAfter is the wait the server asked for (Retry-After or
+	// retry-after-ms), or zero.
+	RetryAfter time.Duration
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: HTTP %d", e.Provider, e.Status)
+	if e.Type != "" {
+		fmt.Fprintf(&b, " %s", e.Type)
+	}
+	if e.Message != "" {
+		fmt.Fprintf(&b, ": %s", e.Message)
+	}
+	return b.String()
+}
+
+// Retryable reports whether the status is worth another attempt: request
+// timeout, conflict, rate limit and server errors.
+func (e *APIError) Retryable() bool {
+	switch {
+	case e.Status == http.StatusRequestTimeout, e.Status == http.StatusConflict,
+		e.Status == http.StatusTooManyRequests, e.Status >= 500:
+		return true
+	}
+	return false
+}
+
+// RetryAfter reads the wait a response asks for: retry-after-ms (OpenAI),
+// then Retry-After in seconds or as an HTTP date.
+func RetryAfter(h http.Header, now time.Time) time.Duration {
+	if h == nil {
+		return 0
+	}
+	if ms := h.Get("Retry-After-Ms"); ms != "" {
+		if v, err := strconv.ParseFloat(ms, 64); err == nil && v > 0 {
+			return time.Duration(v * float64(time.Millisecond))
+		}
+	}
+	ra := strings.TrimSpace(h.Get("Retry-After"))
+	if ra == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(ra, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(ra); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// retryable classifies an attempt's error. parent is the caller's context:
+// when it is done, nothing is retried. Every error that is not an API
+// status (connection resets, timeouts of one attempt, truncated or malformed
+// bodies) is transient.
+func retryable(parent context.Context, err error) bool {
+	if parent.Err() != nil {
+		return false
+	}
+	var api *APIError
+	if errors.As(err, &api) {
+		return api.Retryable()
+	}
+	var fatal *fatalError
+	return !errors.As(err, &fatal)
+}
+
+// fatalError marks an error no retry can mend (a bad request built by
+// gavel, an unknown provider).
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+func (e *fatalError) Unwrap() error { return e.err }
+
+// Fatal wraps an error so that the Service does not retry it.
+func Fatal(err error) error { return &fatalError{err} }

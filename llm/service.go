@@ -1,0 +1,485 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"text/template"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+	"golang.org/x/time/rate"
+)
+
+// Options configure a Service. The zero value of each field is documented
+// default behaviour.
+type Options struct {
+	// Providers holds connection settings per provider name.
+	Providers map[string]ProviderConfig
+	// NoCacheReads sends every request even when the cache has its answer;
+	// answers are still written.
+	NoCacheReads bool
+	// Offline sends nothing: misses become pending requests (ErrPending).
+	// Local providers (sim) still answer.
+	Offline bool
+	// Concurrency bounds calls in flight per provider (default 8).
+	Concurrency int
+	// RequestsPerMinute and TokensPerMinute limit each provider (0: none).
+	// Tokens are estimated before the call (4 characters a token, plus the
+	// answer bound).
+	RequestsPerMinute int
+	TokensPerMinute   int
+	// MaxAttempts bounds the HTTP calls per request, retries included
+	// (default 6).
+	MaxAttempts int
+	// Timeout bounds one attempt (default 5 minutes).
+	Timeout time.Duration
+	// BaseBackoff and MaxBackoff shape the exponential backoff with full
+	// jitter between attempts (defaults 1 s and 60 s). A server's
+	// Retry-After is honoured when it asks for longer, up to MaxWait
+	// (default 5 minutes).
+	BaseBackoff, MaxBackoff, MaxWait time.Duration
+	// Prices gives costs (default: the embedded table).
+	Prices *PriceTable
+	// MaxCost, when positive, is the budget in US dollars for this
+	// service's calls: a call whose worst case would pass it is not sent
+	// (ErrBudget).
+	MaxCost float64
+	// Sleep waits between attempts; tests replace it. It must return early
+	// with the context's error.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Seed seeds the jitter (0: random).
+	Seed uint64
+}
+
+// Service is the Client every part of gavel uses: cache, single flight,
+// limits, retries, schema checks, cost and budget around the providers.
+type Service struct {
+	reg   *Registry
+	cache Cache
+	opt   Options
+
+	mu        sync.Mutex
+	providers map[string]*providerState
+	rng       *rand.Rand
+	spent     float64 // dollars paid by this service
+	reserved  float64 // worst-case dollars of calls in flight
+	stats     RunStats
+
+	group singleflight.Group
+}
+
+var _ Client = (*Service)(nil)
+
+// RunStats counts what a Service did.
+type RunStats struct {
+	Requests  int     `json:"requests"`   // Complete calls
+	CacheHits int     `json:"cache_hits"` // answered from the cache
+	Sent      int     `json:"sent"`       // requests answered by a provider
+	Attempts  int     `json:"attempts"`   // HTTP calls, retries included
+	Retries   int     `json:"retries"`
+	Repairs   int     `json:"repairs"` // answers that failed their schema and were asked again
+	Invalid   int     `json:"invalid"` // answers still invalid after the repair
+	Pending   int     `json:"pending"` // offline misses stored as pending
+	Failed    int     `json:"failed"`  // requests that ended in an error
+	Usage     Usage   `json:"usage"`   // tokens of sent requests
+	Cost      float64 `json:"cost_usd"`
+	Unpriced  int     `json:"unpriced"` // answers from models without a price
+}
+
+type providerState struct {
+	info     ProviderInfo
+	provider Provider
+	sem      chan struct{}
+	rpm, tpm *rate.Limiter
+}
+
+// NewService returns a service over the registry's providers. cache may be
+// nil (nothing is cached, and offline mode cannot work).
+func NewService(reg *Registry, cache Cache, opt Options) *Service {
+	if opt.Concurrency <= 0 {
+		opt.Concurrency = 8
+	}
+	if opt.MaxAttempts <= 0 {
+		opt.MaxAttempts = 6
+	}
+	if opt.Timeout <= 0 {
+		opt.Timeout = 5 * time.Minute
+	}
+	if opt.BaseBackoff <= 0 {
+		opt.BaseBackoff = time.Second
+	}
+	if opt.MaxBackoff <= 0 {
+		opt.MaxBackoff = time.Minute
+	}
+	if opt.MaxWait <= 0 {
+		opt.MaxWait = 5 * time.Minute
+	}
+	if opt.Prices == nil {
+		opt.Prices = DefaultPrices()
+	}
+	if opt.Sleep == nil {
+		opt.Sleep = sleepCtx
+	}
+	seed := opt.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	return &Service{reg: reg, cache: cache, opt: opt, providers: map[string]*providerState{},
+		rng: rand.New(rand.NewPCG(seed, 0x6a17))}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Stats returns the counts so far.
+func (s *Service) Stats() RunStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+func (s *Service) count(f func(*RunStats)) {
+	s.mu.Lock()
+	f(&s.stats)
+	s.mu.Unlock()
+}
+
+func (s *Service) state(name string) (*providerState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.providers[name]; ok {
+		return st, nil
+	}
+	info, err := s.reg.Info(name)
+	if err != nil {
+		return nil, err
+	}
+	p, err := info.New(s.opt.Providers[name])
+	if err != nil {
+		return nil, fmt.Errorf("provider %s: %w", name, err)
+	}
+	st := &providerState{info: info, provider: p, sem: make(chan struct{}, s.opt.Concurrency)}
+	if n := s.opt.RequestsPerMinute; n > 0 {
+		st.rpm = rate.NewLimiter(rate.Limit(float64(n)/60), max(1, n/60))
+	}
+	if n := s.opt.TokensPerMinute; n > 0 {
+		st.tpm = rate.NewLimiter(rate.Limit(float64(n)/60), n)
+	}
+	s.providers[name] = st
+	return st, nil
+}
+
+// Complete answers a request: from the cache when it can, else from the
+// provider (once for identical concurrent requests), else, offline, by
+// recording it as pending.
+func (s *Service) Complete(ctx context.Context, req *Request) (*Response, error) {
+	s.count(func(r *RunStats) { r.Requests++ })
+	resp, err := s.complete(ctx, req)
+	if err != nil && !errors.Is(err, ErrPending) && !errors.Is(err, ErrBudget) {
+		s.count(func(r *RunStats) { r.Failed++ })
+	}
+	return resp, err
+}
+
+func (s *Service) complete(ctx context.Context, req *Request) (*Response, error) {
+	key, err := Key(req)
+	if err != nil {
+		return nil, err
+	}
+	if len(req.Messages) == 0 {
+		return nil, fmt.Errorf("request %.12s: no messages", key)
+	}
+	if req.Schema != nil {
+		if req.Schema.Name == "" {
+			return nil, fmt.Errorf("request %.12s: schema without a name", key)
+		}
+		if err := CheckSchema(req.Schema.JSON); err != nil {
+			return nil, fmt.Errorf("request %.12s: schema %s: %w", key, req.Schema.Name, err)
+		}
+	}
+	if s.cache != nil && !s.opt.NoCacheReads {
+		e, err := s.cache.Get(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+		if e != nil && e.Response != nil {
+			if err := s.cache.RecordHit(ctx, key); err != nil {
+				return nil, fmt.Errorf("cache: %w", err)
+			}
+			s.count(func(r *RunStats) { r.CacheHits++ })
+			resp := *e.Response
+			resp.Cached = true
+			return &resp, nil
+		}
+	}
+	v, err, _ := s.group.Do(key, func() (any, error) { return s.miss(ctx, key, req) })
+	if err != nil {
+		return nil, err
+	}
+	resp := *v.(*Response)
+	return &resp, nil
+}
+
+// miss handles a request the cache could not answer.
+func (s *Service) miss(ctx context.Context, key string, req *Request) (*Response, error) {
+	provName, _, _ := ParseModel(req.Model)
+	st, err := s.state(provName)
+	if err != nil {
+		return nil, err
+	}
+	entry := &Entry{Key: key, Provider: provName, Model: req.Model, Request: req, CreatedAt: time.Now().UTC()}
+	if s.opt.Offline && !st.info.Local {
+		if s.cache == nil {
+			return nil, errors.New("offline mode needs the store's cache")
+		}
+		if err := s.cache.AddPending(ctx, entry); err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+		s.count(func(r *RunStats) { r.Pending++ })
+		return nil, fmt.Errorf("%s request %.12s: %w", req.Model, key, ErrPending)
+	}
+	release, err := s.reserve(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.answer(ctx, st, key, req)
+	release(resp)
+	if err != nil {
+		return nil, err
+	}
+	if s.cache != nil {
+		entry.Response = resp
+		// The answer is paid for: keep it even if the caller gave up
+		// meanwhile, so a rerun does not pay again.
+		if err := s.cache.Put(context.WithoutCancel(ctx), entry); err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+	}
+	return resp, nil
+}
+
+// answer sends a request, with retries, then checks its schema and asks
+// once more when the answer does not fit.
+func (s *Service) answer(ctx context.Context, st *providerState, key string, req *Request) (*Response, error) {
+	_, name, _ := ParseModel(req.Model)
+	resp, err := s.send(ctx, st, name, key, req)
+	if err != nil {
+		return nil, err
+	}
+	s.count(func(r *RunStats) { r.Sent++ })
+	if req.Schema != nil {
+		js, verr := Validate(req.Schema.JSON, answerText(resp))
+		if verr != nil {
+			s.count(func(r *RunStats) { r.Repairs++ })
+			repair, err := repairRequest(req, answerText(resp), verr)
+			if err != nil {
+				return nil, err
+			}
+			second, err := s.send(ctx, st, name, key, repair)
+			if err != nil {
+				return nil, err
+			}
+			second.Attempts += resp.Attempts
+			second.Usage = second.Usage.Add(resp.Usage)
+			second.Latency += resp.Latency
+			resp = second
+			js, verr = Validate(req.Schema.JSON, answerText(resp))
+		}
+		if verr != nil {
+			resp.Invalid, resp.ParseError, resp.JSON = true, verr.Error(), nil
+			s.count(func(r *RunStats) { r.Invalid++ })
+		} else {
+			resp.JSON = js
+		}
+	}
+	resp.Cost, resp.Priced = s.opt.Prices.Cost(req.Model, resp.Usage, false)
+	s.count(func(r *RunStats) {
+		r.Usage = r.Usage.Add(resp.Usage)
+		r.Cost += resp.Cost
+		if !resp.Priced {
+			r.Unpriced++
+		}
+	})
+	return resp, nil
+}
+
+// answerText is what schema checking reads: the structured answer when the
+// provider gave one, else the text.
+func answerText(r *Response) string {
+	if len(r.JSON) > 0 {
+		return string(r.JSON)
+	}
+	return r.Text
+}
+
+//go:embed prompts/repair.txt
+var repairPrompt string
+
+var repairTmpl = template.Must(template.New("repair").Parse(repairPrompt))
+
+// RenderRepair renders the message that asks a model to fix an answer that
+// failed its schema.
+func RenderRepair(schemaName string, problem error) (string, error) {
+	var b bytes.Buffer
+	err := repairTmpl.Execute(&b, struct{ SchemaName, Error string }{schemaName, problem.Error()})
+	return strings.TrimSpace(b.String()), err
+}
+
+func repairRequest(req *Request, bad string, problem error) (*Request, error) {
+	msg, err := RenderRepair(req.Schema.Name, problem)
+	if err != nil {
+		return nil, err
+	}
+	r := *req
+	r.Messages = append(append([]Message(nil), req.Messages...),
+		Message{Role: Assistant, Content: bad}, Message{Role: User, Content: msg})
+	return &r, nil
+}
+
+// send makes up to MaxAttempts calls, backing off between them.
+func (s *Service) send(ctx context.Context, st *providerState, name, key string, req *Request) (*Response, error) {
+	var last error
+	for attempt := 1; attempt <= s.opt.MaxAttempts; attempt++ {
+		resp, err := s.attempt(ctx, st, name, req)
+		s.count(func(r *RunStats) { r.Attempts++ })
+		if err == nil {
+			resp.Attempts = attempt
+			return resp, nil
+		}
+		last = err
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !retryable(ctx, err) || attempt == s.opt.MaxAttempts {
+			break
+		}
+		s.count(func(r *RunStats) { r.Retries++ })
+		if err := s.opt.Sleep(ctx, s.backoff(attempt, err)); err != nil {
+			return nil, err
+		}
+	}
+	n := s.opt.MaxAttempts
+	if !retryable(ctx, last) {
+		return nil, fmt.Errorf("%s request %.12s: %w", req.Model, key, last)
+	}
+	return nil, fmt.Errorf("%s request %.12s: gave up after %d attempts: %w", req.Model, key, n, last)
+}
+
+// backoff is exponential with full jitter, but never shorter than what
+// the server asked for.
+func (s *Service) backoff(attempt int, err error) time.Duration {
+	ceil := float64(s.opt.BaseBackoff) * math.Pow(2, float64(attempt-1))
+	ceil = math.Min(ceil, float64(s.opt.MaxBackoff))
+	s.mu.Lock()
+	d := time.Duration(s.rng.Float64() * ceil)
+	s.mu.Unlock()
+	var api *APIError
+	if errors.As(err, &api) && api.RetryAfter > d {
+		d = api.RetryAfter
+	}
+	return min(d, s.opt.MaxWait)
+}
+
+// attempt makes one call within the provider's limits and the per-call
+// timeout.
+func (s *Service) attempt(ctx context.Context, st *providerState, name string, req *Request) (*Response, error) {
+	select {
+	case st.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-st.sem }()
+	if st.rpm != nil {
+		if err := st.rpm.Wait(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if st.tpm != nil {
+		if err := st.tpm.WaitN(ctx, min(estimateTokens(req), st.tpm.Burst())); err != nil {
+			return nil, err
+		}
+	}
+	actx, cancel := context.WithTimeout(ctx, s.opt.Timeout)
+	defer cancel()
+	start := time.Now()
+	resp, err := st.provider.Complete(actx, name, req)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, fmt.Errorf("no answer within %v: %w", s.opt.Timeout, err)
+		}
+		return nil, err
+	}
+	if resp.Latency == 0 {
+		resp.Latency = time.Since(start)
+	}
+	return resp, nil
+}
+
+// estimateTokens is a worst-case guess of a request's tokens: its
+// characters over four, plus the answer bound.
+func estimateTokens(req *Request) int {
+	chars := 0
+	for _, m := range req.Messages {
+		chars += len(m.Content)
+	}
+	if req.Schema != nil {
+		chars += len(req.Schema.JSON)
+	}
+	out := req.MaxTokens
+	if out <= 0 {
+		out = DefaultMaxTokens
+	}
+	return chars/4 + 1 + out
+}
+
+// reserve holds the worst-case cost of a call against the budget. The
+// returned function releases it and books the actual cost.
+func (s *Service) reserve(req *Request) (func(*Response), error) {
+	if s.opt.MaxCost <= 0 {
+		return func(*Response) {}, nil
+	}
+	p, ok := s.opt.Prices.Lookup(req.Model)
+	if !ok {
+		return nil, Fatal(fmt.Errorf("--max-cost needs a price for %s: add it with --prices FILE", req.Model))
+	}
+	in := float64(estimateTokens(req) - max(req.MaxTokens, 0))
+	out := float64(req.MaxTokens)
+	if out <= 0 {
+		out = DefaultMaxTokens
+	}
+	// A schema repair can double the call.
+	worst := (in*p.Input + out*p.Output) / 1e6
+	if req.Schema != nil {
+		worst *= 2
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.spent+s.reserved+worst > s.opt.MaxCost {
+		return nil, fmt.Errorf("%w: $%.4f spent, $%.4f in flight, and the next call may cost up to $%.4f (budget $%.2f)",
+			ErrBudget, s.spent, s.reserved, worst, s.opt.MaxCost)
+	}
+	s.reserved += worst
+	return func(r *Response) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.reserved -= worst
+		if r != nil {
+			s.spent += r.Cost
+		}
+	}, nil
+}
