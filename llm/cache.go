@@ -10,7 +10,8 @@ import (
 // implements it. Errors are never cached: only answers (valid or invalid)
 // are put.
 type Cache interface {
-	// Get returns the entry for key, or nil when there is none.
+	// Get returns the entry for key, or nil when there is none. A pending
+	// request is an entry whose Response is nil.
 	Get(ctx context.Context, key string) (*Entry, error)
 	// Put stores an answer, and removes a pending request of the same key.
 	Put(ctx context.Context, e *Entry) error

@@ -146,6 +146,8 @@ type ProviderInfo struct {
 	// model): they answer even in offline mode.
 	Local bool
 	New   Factory
+	// Batch, when set, is the provider's batch file format.
+	Batch BatchFormat
 }
 
 // Registry maps provider names to factories.

@@ -58,9 +58,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	code := exitFailed
 	var ue usageError
+	var se stoppedError
 	switch {
 	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"):
 		code = exitUsage
+	case errors.As(err, &se):
+		fmt.Fprintf(stderr, "gavel: stopped: %v\n", err)
+		return exitPending
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "gavel: interrupted; nothing half-written was kept")
 		return exitFailed
@@ -98,6 +102,9 @@ Exit codes: 0 done, 1 failed, 2 usage, 3 stopped with pending model calls.`,
 		a.ingestCmd(),
 		a.recordsCmd(),
 		a.splitCmd(),
+		a.askCmd(),
+		a.batchCmd(),
+		a.cacheCmd(),
 		a.versionCmd(),
 	)
 	return root

@@ -26,9 +26,10 @@ import (
 
 // Info registers the provider as "anthropic".
 var Info = llm.ProviderInfo{
-	Name: "anthropic",
-	Doc:  "Anthropic's Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL or --base-url)",
-	New:  New,
+	Name:  "anthropic",
+	Doc:   "Anthropic's Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL or --base-url)",
+	New:   New,
+	Batch: Batch{},
 }
 
 // Provider calls the Messages API.
@@ -76,7 +77,11 @@ func (p *Provider) Complete(ctx context.Context, name string, req *llm.Request) 
 		}
 		return nil, err
 	}
-	resp, err := Convert(msg, req)
+	schemaName := ""
+	if req.Schema != nil {
+		schemaName = req.Schema.Name
+	}
+	resp, err := Convert(msg, schemaName)
 	if err != nil {
 		return nil, err
 	}
@@ -173,8 +178,9 @@ func schemaTool(s *llm.Schema) (sdk.ToolUnionParam, error) {
 }
 
 // Convert reads a message into an llm.Response: text blocks are the text;
-// the forced tool call's input is the structured answer.
-func Convert(msg *sdk.Message, req *llm.Request) (*llm.Response, error) {
+// the input of the tool call named schemaName (of any tool call when it is
+// empty) is the structured answer.
+func Convert(msg *sdk.Message, schemaName string) (*llm.Response, error) {
 	if msg == nil {
 		return nil, errors.New("anthropic: empty answer")
 	}
@@ -193,7 +199,7 @@ func Convert(msg *sdk.Message, req *llm.Request) (*llm.Response, error) {
 		case "text":
 			text = append(text, b.Text)
 		case "tool_use":
-			if req.Schema != nil && b.Name == req.Schema.Name && len(b.Input) > 0 {
+			if (schemaName == "" || b.Name == schemaName) && len(b.Input) > 0 && resp.JSON == nil {
 				resp.JSON = append(json.RawMessage(nil), b.Input...)
 			}
 		}

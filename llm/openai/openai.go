@@ -32,10 +32,10 @@ import (
 
 // Info registers the provider as "openai".
 var Info = llm.ProviderInfo{
-	Name: "openai",
-	Doc:  "any OpenAI-compatible chat completions server (--base-url or OPENAI_BASE_URL; OPENAI_API_KEY)",
-	New:  New,
-	// Batch files in OpenAI's Batch format, which vLLM's run_batch reads too.
+	Name:  "openai",
+	Doc:   "any OpenAI-compatible chat completions server (--base-url or OPENAI_BASE_URL; OPENAI_API_KEY)",
+	New:   New,
+	Batch: Batch{},
 }
 
 // Provider calls one OpenAI-compatible server.

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/llm/anthropic"
+	"github.com/gavelhq/gavel/llm/openai"
+	"github.com/gavelhq/gavel/sim"
+	"github.com/gavelhq/gavel/store/sqlite"
+)
+
+// registry lists the model providers gavel knows.
+func registry() *llm.Registry {
+	r := llm.NewRegistry()
+	r.Register(openai.Info)
+	r.Register(anthropic.Info)
+	r.Register(sim.Info)
+	return r
+}
+
+// modelFlags are the flags of every command that calls models.
+type modelFlags struct {
+	model       string
+	baseURL     string
+	concurrency int
+	rpm, tpm    int
+	maxAttempts int
+	timeout     time.Duration
+	offline     bool
+	noCache     bool
+	maxCost     float64
+	prices      string
+}
+
+func (m *modelFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&m.model, "model", "sim", "model as PROVIDER:NAME: openai:NAME (any OpenAI-compatible server), anthropic:NAME, or sim (the simulated model)")
+	fl.StringVar(&m.baseURL, "base-url", "", "base URL of the model's server, e.g. http://127.0.0.1:8000/v1 for vLLM (default OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the provider's)")
+	fl.IntVar(&m.concurrency, "concurrency", 8, "model calls in flight per provider")
+	fl.IntVar(&m.rpm, "rpm", 0, "requests per minute per provider (0: no limit)")
+	fl.IntVar(&m.tpm, "tpm", 0, "tokens per minute per provider, estimated before each call (0: no limit)")
+	fl.IntVar(&m.maxAttempts, "max-attempts", 6, "HTTP calls per request, retries included")
+	fl.DurationVar(&m.timeout, "timeout", 5*time.Minute, "time limit of one call")
+	fl.BoolVar(&m.offline, "offline", false, "send nothing: record cache misses as pending and stop (exit 3); see 'gavel batch'")
+	fl.BoolVar(&m.noCache, "no-cache", false, "do not read answers from the cache (they are still written)")
+	fl.Float64Var(&m.maxCost, "max-cost", 0, "stop before spending more than this many US dollars (exit 3; rerun to resume)")
+	fl.StringVar(&m.prices, "prices", os.Getenv("GAVEL_PRICES"), "price table overriding the built-in one (JSON; env GAVEL_PRICES)")
+}
+
+// service builds the model service over the store's cache.
+func (m *modelFlags) service(db *sqlite.DB, reg *llm.Registry) (*llm.Service, error) {
+	provider, _, err := llm.ParseModel(m.model)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if _, err := reg.Info(provider); err != nil {
+		return nil, usageError{fmt.Errorf("--model: %w", err)}
+	}
+	if m.concurrency < 1 || m.maxAttempts < 1 || m.rpm < 0 || m.tpm < 0 || m.maxCost < 0 || m.timeout <= 0 {
+		return nil, usagef("--concurrency, --max-attempts and --timeout must be positive; --rpm, --tpm and --max-cost not negative")
+	}
+	prices, err := llm.LoadPrices(m.prices)
+	if err != nil {
+		return nil, err
+	}
+	opts := llm.Options{
+		Providers:         map[string]llm.ProviderConfig{},
+		NoCacheReads:      m.noCache,
+		Offline:           m.offline,
+		Concurrency:       m.concurrency,
+		RequestsPerMinute: m.rpm,
+		TokensPerMinute:   m.tpm,
+		MaxAttempts:       m.maxAttempts,
+		Timeout:           m.timeout,
+		Prices:            prices,
+		MaxCost:           m.maxCost,
+	}
+	if m.baseURL != "" {
+		opts.Providers[provider] = llm.ProviderConfig{BaseURL: m.baseURL}
+	}
+	return llm.NewService(reg, db.Cache(), opts), nil
+}
+
+// stoppedError is a stop at a stage boundary with model calls pending or
+// the budget reached: exit code 3, and a rerun resumes.
+type stoppedError struct{ err error }
+
+func (e stoppedError) Error() string { return e.err.Error() }
+func (e stoppedError) Unwrap() error { return e.err }
+
+// stopped turns pending and budget errors into a stop with advice.
+func stopped(err error, pending int) error {
+	switch {
+	case errors.Is(err, llm.ErrPending):
+		return stoppedError{fmt.Errorf("%d model call(s) pending (offline). Next: gavel batch export --pending --format openai|anthropic -o requests.jsonl; "+
+			"run the batch; gavel batch import RESULTS.jsonl; then run this command again", max(pending, 1))}
+	case errors.Is(err, llm.ErrBudget):
+		return stoppedError{fmt.Errorf("%w. Answers so far are cached: raise --max-cost and run again to resume", err)}
+	}
+	return err
+}

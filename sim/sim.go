@@ -1,0 +1,173 @@
+// Package sim is gavel's simulated world: a test double and a demo that
+// lets every model-driven part run offline (DESIGN.md section 5). It is
+// labelled as simulated in everything it produces and is not evidence about
+// real models.
+//
+// This file holds the simulated model's provider, registered as "sim". Until
+// the simulated roles (judge, teacher, edit proposer and applier, ...) are
+// built, it answers any request deterministically from the request itself:
+// a schema-valid JSON answer when a schema is given, a short labelled text
+// otherwise.
+package sim
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gavelhq/gavel/llm"
+)
+
+// Label marks every text the simulated model writes.
+const Label = "[simulated]"
+
+// Info registers the simulated model as the local provider "sim".
+var Info = llm.ProviderInfo{
+	Name:  "sim",
+	Doc:   "the simulated model: offline, deterministic, free; a test double, not evidence about real models",
+	Local: true,
+	New:   func(llm.ProviderConfig) (llm.Provider, error) { return Model{}, nil },
+}
+
+// Model is the simulated model.
+type Model struct{}
+
+var _ llm.Provider = Model{}
+
+// Complete implements llm.Provider.
+func (Model) Complete(ctx context.Context, name string, req *llm.Request) (*llm.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	seed := sha256.Sum256(b)
+	g := &gen{state: binary.LittleEndian.Uint64(seed[:8])}
+	resp := &llm.Response{ModelVersion: "sim", FinishReason: "stop"}
+	if req.Schema != nil {
+		var schema any
+		if err := json.Unmarshal(req.Schema.JSON, &schema); err != nil {
+			return nil, llm.Fatal(fmt.Errorf("sim: schema %s: %w", req.Schema.Name, err))
+		}
+		out, err := json.Marshal(g.value(schema, 0))
+		if err != nil {
+			return nil, err
+		}
+		resp.Text = string(out)
+	} else {
+		last := ""
+		if n := len(req.Messages); n > 0 {
+			last = req.Messages[n-1].Content
+		}
+		resp.Text = fmt.Sprintf("%s This is the simulated model's answer to: %q", Label, clip(last, 80))
+	}
+	chars := 0
+	for _, m := range req.Messages {
+		chars += len(m.Content)
+	}
+	resp.Usage = llm.Usage{InputTokens: int64(chars/4 + 1), OutputTokens: int64(len(resp.Text)/4 + 1)}
+	return resp, nil
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// gen makes deterministic values from a seed (SplitMix64).
+type gen struct{ state uint64 }
+
+func (g *gen) next() uint64 {
+	g.state += 0x9e3779b97f4a7c15
+	z := g.state
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// value makes an instance of a JSON Schema: objects with every property,
+// enums and consts honoured, numbers within bounds, arrays of minItems (at
+// least one) items. It covers the schemas gavel writes, not all of JSON
+// Schema.
+func (g *gen) value(schema any, depth int) any {
+	s, _ := schema.(map[string]any)
+	if s == nil || depth > 8 {
+		return nil
+	}
+	if c, ok := s["const"]; ok {
+		return c
+	}
+	if e, ok := s["enum"].([]any); ok && len(e) > 0 {
+		return e[g.next()%uint64(len(e))]
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if alts, ok := s[k].([]any); ok && len(alts) > 0 {
+			return g.value(alts[0], depth+1)
+		}
+	}
+	typ := s["type"]
+	if list, ok := typ.([]any); ok && len(list) > 0 {
+		typ = list[0]
+	}
+	switch typ {
+	case "object":
+		props, _ := s["properties"].(map[string]any)
+		keys := make([]string, 0, len(props))
+		for k := range props {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		out := make(map[string]any, len(keys))
+		for _, k := range keys {
+			out[k] = g.value(props[k], depth+1)
+		}
+		return out
+	case "array":
+		n := 1
+		if m, ok := s["minItems"].(float64); ok && int(m) > n {
+			n = int(m)
+		}
+		out := make([]any, n)
+		for i := range out {
+			out[i] = g.value(s["items"], depth+1)
+		}
+		return out
+	case "integer", "number":
+		lo, hi := 0.0, 10.0
+		if v, ok := s["minimum"].(float64); ok {
+			lo = v
+			if _, ok := s["maximum"]; !ok {
+				hi = lo + 10
+			}
+		}
+		if v, ok := s["maximum"].(float64); ok {
+			hi = v
+		}
+		if hi < lo {
+			hi = lo
+		}
+		v := lo + float64(g.next()%uint64(hi-lo+1))
+		if typ == "integer" {
+			return int64(v)
+		}
+		return v
+	case "boolean":
+		return g.next()%2 == 0
+	case "null":
+		return nil
+	}
+	text := Label + " text"
+	if m, ok := s["minLength"].(float64); ok && len(text) < int(m) {
+		text += strings.Repeat(".", int(m)-len(text))
+	}
+	return text
+}

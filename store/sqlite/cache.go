@@ -1,0 +1,151 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gavelhq/gavel/llm"
+)
+
+// Cache returns the store's model cache.
+func (db *DB) Cache() llm.Cache { return (*cache)(db) }
+
+// cache implements llm.Cache on the llm_cache table.
+type cache DB
+
+var _ llm.Cache = (*cache)(nil)
+
+func (c *cache) Get(ctx context.Context, key string) (*llm.Entry, error) {
+	var e llm.Entry
+	var req string
+	var resp sql.NullString
+	var created string
+	err := c.db.QueryRowContext(ctx, `SELECT key, provider, model, request, response, created_at
+		FROM llm_cache WHERE key = ?`, key).Scan(&e.Key, &e.Provider, &e.Model, &req, &resp, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read cache entry %.12s: %w", key, err)
+	}
+	return decodeEntry(&e, req, resp, created)
+}
+
+func decodeEntry(e *llm.Entry, req string, resp sql.NullString, created string) (*llm.Entry, error) {
+	e.Request = &llm.Request{}
+	if err := json.Unmarshal([]byte(req), e.Request); err != nil {
+		return nil, fmt.Errorf("cache entry %.12s: request: %w", e.Key, err)
+	}
+	if resp.Valid {
+		e.Response = &llm.Response{}
+		if err := json.Unmarshal([]byte(resp.String), e.Response); err != nil {
+			return nil, fmt.Errorf("cache entry %.12s: response: %w", e.Key, err)
+		}
+	}
+	e.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+	return e, nil
+}
+
+func (c *cache) Put(ctx context.Context, e *llm.Entry) error {
+	if e.Response == nil {
+		return errors.New("cache: Put without a response")
+	}
+	req, err := json.Marshal(e.Request)
+	if err != nil {
+		return err
+	}
+	resp, err := json.Marshal(e.Response)
+	if err != nil {
+		return err
+	}
+	now := (*DB)(c).timestamp()
+	r := e.Response
+	_, err = c.db.ExecContext(ctx, `INSERT INTO llm_cache
+		(key, provider, model, request, response, input_tokens, output_tokens, cached_tokens, cost_usd, latency_ms, created_at, answered_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (key) DO UPDATE SET response = excluded.response,
+			input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+			cached_tokens = excluded.cached_tokens, cost_usd = excluded.cost_usd,
+			latency_ms = excluded.latency_ms, answered_at = excluded.answered_at`,
+		e.Key, e.Provider, e.Model, string(req), string(resp), r.Usage.InputTokens, r.Usage.OutputTokens,
+		r.Usage.CachedTokens, r.Cost, r.Latency.Milliseconds(), now, now)
+	if err != nil {
+		return fmt.Errorf("store answer %.12s: %w", e.Key, err)
+	}
+	return nil
+}
+
+func (c *cache) RecordHit(ctx context.Context, key string) error {
+	_, err := c.db.ExecContext(ctx, `UPDATE llm_cache SET hits = hits + 1 WHERE key = ?`, key)
+	return err
+}
+
+func (c *cache) AddPending(ctx context.Context, e *llm.Entry) error {
+	req, err := json.Marshal(e.Request)
+	if err != nil {
+		return err
+	}
+	_, err = c.db.ExecContext(ctx, `INSERT INTO llm_cache (key, provider, model, request, created_at)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+		e.Key, e.Provider, e.Model, string(req), (*DB)(c).timestamp())
+	if err != nil {
+		return fmt.Errorf("store pending request %.12s: %w", e.Key, err)
+	}
+	return nil
+}
+
+func (c *cache) Pending(ctx context.Context, fn func(*llm.Entry) error) error {
+	rows, err := c.db.QueryContext(ctx, `SELECT key, provider, model, request, created_at
+		FROM llm_cache WHERE response IS NULL ORDER BY created_at, key`)
+	if err != nil {
+		return fmt.Errorf("list pending requests: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e llm.Entry
+		var req, created string
+		if err := rows.Scan(&e.Key, &e.Provider, &e.Model, &req, &created); err != nil {
+			return err
+		}
+		if _, err := decodeEntry(&e, req, sql.NullString{}, created); err != nil {
+			return err
+		}
+		if err := fn(&e); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func (c *cache) Stats(ctx context.Context) (*llm.CacheStats, error) {
+	rows, err := c.db.QueryContext(ctx, `SELECT model,
+			COUNT(response), COUNT(*) - COUNT(response), COALESCE(SUM(hits), 0),
+			COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0),
+			COALESCE(SUM(cost_usd), 0), COALESCE(SUM(hits * cost_usd), 0)
+		FROM llm_cache GROUP BY model ORDER BY model`)
+	if err != nil {
+		return nil, fmt.Errorf("cache stats: %w", err)
+	}
+	defer rows.Close()
+	s := &llm.CacheStats{ByModel: []llm.ModelStats{}}
+	for rows.Next() {
+		var m llm.ModelStats
+		var pending int
+		if err := rows.Scan(&m.Model, &m.Entries, &pending, &m.Hits, &m.InputTokens, &m.OutputTokens, &m.Cost, &m.SavedCost); err != nil {
+			return nil, err
+		}
+		s.Entries += m.Entries
+		s.Pending += pending
+		s.Hits += m.Hits
+		s.InputTokens += m.InputTokens
+		s.OutputTokens += m.OutputTokens
+		s.Cost += m.Cost
+		s.SavedCost += m.SavedCost
+		s.ByModel = append(s.ByModel, m)
+	}
+	return s, rows.Err()
+}
