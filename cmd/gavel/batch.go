@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -21,7 +22,7 @@ Message Batches), import the results into the cache, and run the command again:
 it continues from the answers without sending anything.`,
 		Args: args(cobra.NoArgs),
 	}
-	var format, out string
+	var format, out, pricesFile string
 	var pending bool
 	export := &cobra.Command{
 		Use:   "export --pending --format openai|anthropic -o FILE",
@@ -76,7 +77,7 @@ it continues from the answers without sending anything.`,
 				return err
 			}
 			defer db.Close()
-			prices, err := llm.LoadPrices(pricesFlag)
+			prices, err := llm.LoadPrices(pricesFile)
 			if err != nil {
 				return err
 			}
@@ -110,12 +111,10 @@ it continues from the answers without sending anything.`,
 			return nil
 		},
 	}
-	imp.Flags().StringVar(&pricesFlag, "prices", "", "price table overriding the built-in one, for the answers' cost")
+	imp.Flags().StringVar(&pricesFile, "prices", os.Getenv("GAVEL_PRICES"), "price table overriding the built-in one, for the answers' cost")
 	cmd.AddCommand(export, imp)
 	return cmd
 }
-
-var pricesFlag string
 
 func (a *app) cacheCmd() *cobra.Command {
 	cmd := &cobra.Command{

@@ -66,9 +66,10 @@ func TestMigrateEmptyDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	files, _ := filepath.Glob("migrations/*.sql")
 	v, err := db.SchemaVersion(ctx)
-	if err != nil || v != 1 {
-		t.Fatalf("schema version %d, %v; want 1", v, err)
+	if err != nil || v != len(files) || v < 2 {
+		t.Fatalf("schema version %d, %v; want %d, one per migration", v, err, len(files))
 	}
 	db.Close()
 
@@ -91,7 +92,7 @@ func TestMigrateEmptyDatabase(t *testing.T) {
 	if err := raw.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
 		t.Fatalf("journal_mode = %q, %v; want wal", mode, err)
 	}
-	for _, table := range []string{"records", "splits", "split_members", "migrations"} {
+	for _, table := range []string{"records", "splits", "split_members", "migrations", "llm_cache"} {
 		var n int
 		if err := raw.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name=?`, table).Scan(&n); err != nil || n != 1 {
 			t.Errorf("table %s missing", table)
