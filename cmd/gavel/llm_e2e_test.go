@@ -45,6 +45,11 @@ func TestAskOpenAICompatibleServer(t *testing.T) {
 	if s.Entries != 1 || s.Hits != 2 {
 		t.Fatalf("cache stats %+v", s)
 	}
+	// A budget too small for the next call's worst case: stop, exit 3.
+	res = gavel(t, db, "ask", "--model", "openai:gpt-4o", "--base-url", srv.URL+"/v1", "--max-cost", "0.00001", "costly")
+	if res.code != 3 || !strings.Contains(res.stderr, "cost budget reached") || srv.Count() != 1 {
+		t.Fatalf("budget: %+v after %d calls", res, srv.Count())
+	}
 	// A server that keeps failing: a clear final error, exit 1.
 	srv.FaultFor = func(*llmtest.Call) llmtest.Fault { return llmtest.ServerError }
 	srv.RetryAfter = "0"
