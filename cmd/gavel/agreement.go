@@ -1,0 +1,307 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gavelhq/gavel/metrics"
+)
+
+type agreementFlags struct {
+	a, b      string
+	coders    []string
+	group     string
+	level     string
+	resamples int
+	seed      uint64
+	ciLevel   float64
+}
+
+// agreementSummary is the --json output; its field names are a contract.
+type agreementSummary struct {
+	File       string   `json:"file"`
+	Raters     []string `json:"raters"`
+	Items      int      `json:"items"`
+	Skipped    int      `json:"skipped_missing"`
+	Categories []string `json:"categories,omitempty"`
+
+	ObservedAgreement *metrics.Estimate `json:"observed_agreement,omitempty"`
+	ScottPi           *metrics.Estimate `json:"scott_pi,omitempty"`
+	CohenKappa        *metrics.Estimate `json:"cohen_kappa,omitempty"`
+	BennettS          *metrics.Estimate `json:"bennett_s,omitempty"`
+	Alpha             *alphaEstimate    `json:"krippendorff_alpha"`
+
+	Classification *metrics.Classification `json:"classification,omitempty"`
+}
+
+type alphaEstimate struct {
+	metrics.Estimate
+	Level string `json:"level"`
+}
+
+func (a *app) agreementCmd() *cobra.Command {
+	var f agreementFlags
+	cmd := &cobra.Command{
+		Use:   "agreement FILE",
+		Short: "Agreement and classification metrics between raters in a CSV or JSONL file, with intervals",
+		Long: `Compute agreement between two raters (--a and --b: observed agreement, Scott's pi,
+Cohen's kappa, Bennett's S, Krippendorff's alpha) and the classification of b
+against a as the reference (confusion matrix, per-class precision, recall and
+F1, MCC), each with a percentile bootstrap interval; or Krippendorff's alpha
+over several coders (--coders C1,C2,...; empty cells are missing values).
+
+FILE is CSV with a header line (.csv) or JSONL. --group COL resamples whole
+groups in the bootstrap. Rows where --a or --b is empty are left out and
+counted.`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			return a.agreement(argv[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.a, "a", "", "column of the first rater (the reference for classification)")
+	fl.StringVar(&f.b, "b", "", "column of the second rater")
+	fl.StringSliceVar(&f.coders, "coders", nil, "columns of several coders, for Krippendorff's alpha")
+	fl.StringVar(&f.group, "group", "", "column whose groups the bootstrap resamples whole")
+	fl.StringVar(&f.level, "level", "nominal", "level of Krippendorff's alpha: nominal, ordinal, interval or ratio")
+	fl.IntVar(&f.resamples, "resamples", 10_000, "bootstrap resamples (0: no intervals)")
+	fl.Uint64Var(&f.seed, "seed", 1, "bootstrap seed")
+	fl.Float64Var(&f.ciLevel, "ci", 0.95, "confidence level of the intervals")
+	return cmd
+}
+
+func (a *app) agreement(file string, f agreementFlags) error {
+	level, err := metrics.ParseLevel(f.level)
+	if err != nil {
+		return usagef("--level: %v", err)
+	}
+	pair := f.a != "" || f.b != ""
+	switch {
+	case pair && len(f.coders) > 0:
+		return usagef("give either --a and --b, or --coders")
+	case pair && (f.a == "" || f.b == ""):
+		return usagef("give both --a and --b")
+	case !pair && len(f.coders) < 2:
+		return usagef("give --a and --b, or --coders with two or more columns")
+	case f.resamples < 0 || f.ciLevel <= 0 || f.ciLevel >= 1:
+		return usagef("--resamples must not be negative and --ci must be between 0 and 1")
+	}
+	cols := f.coders
+	if pair {
+		cols = []string{f.a, f.b}
+	}
+	need := append([]string(nil), cols...)
+	if f.group != "" {
+		need = append(need, f.group)
+	}
+	rows, err := readTable(file, need)
+	if err != nil {
+		return err
+	}
+	opt := metrics.BootstrapOptions{Resamples: f.resamples, Seed: f.seed, Level: f.ciLevel}
+	var sum *agreementSummary
+	if pair {
+		sum, err = pairAgreement(rows, f, level, opt)
+	} else {
+		sum, err = coderAgreement(file, rows, f, level, opt)
+	}
+	if err != nil {
+		return err
+	}
+	sum.File = file
+	if a.json {
+		return a.writeJSON(sum)
+	}
+	a.printAgreement(sum)
+	return nil
+}
+
+// estimate computes a statistic with its interval (none when resamples is 0).
+func estimate(n int, stat metrics.Statistic, opt metrics.BootstrapOptions) *metrics.Estimate {
+	if opt.Resamples == 0 {
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		v := stat(all)
+		return &metrics.Estimate{Value: v, Undefined: v.Undefined}
+	}
+	e := metrics.WithCI(n, stat, opt)
+	return &e
+}
+
+func pairAgreement(rows []tableRow, f agreementFlags, level metrics.Level, opt metrics.BootstrapOptions) (*agreementSummary, error) {
+	var av, bv, groups []string
+	sum := &agreementSummary{Raters: []string{f.a, f.b}}
+	for _, r := range rows {
+		x, okA := r.cells[f.a]
+		y, okB := r.cells[f.b]
+		if !okA || !okB {
+			sum.Skipped++
+			continue
+		}
+		av, bv = append(av, x), append(bv, y)
+		if f.group != "" {
+			groups = append(groups, r.cells[f.group])
+		}
+	}
+	if len(av) == 0 {
+		return nil, fmt.Errorf("no row has both %s and %s", f.a, f.b)
+	}
+	ai, bi, cats := metrics.Encode(av, bv)
+	n, k := len(ai), len(cats)
+	sum.Items, sum.Categories = n, cats
+	opt.Groups = groups
+	tab := metrics.NewTable(k)
+	tableStat := func(m func(*metrics.Table) metrics.Value) metrics.Statistic {
+		return func(idx []int) metrics.Value {
+			tab.Reset()
+			for _, i := range idx {
+				tab.Add(ai[i], bi[i], 1)
+			}
+			return m(tab)
+		}
+	}
+	sum.ObservedAgreement = estimate(n, tableStat((*metrics.Table).ObservedAgreement), opt)
+	sum.ScottPi = estimate(n, tableStat((*metrics.Table).ScottPi), opt)
+	sum.CohenKappa = estimate(n, tableStat((*metrics.Table).CohenKappa), opt)
+	sum.BennettS = estimate(n, tableStat((*metrics.Table).BennettS), opt)
+
+	// Alpha at the chosen level: categories are their own codes for the
+	// nominal level, numbers otherwise.
+	codes, numErr := categoryCodes(cats, level)
+	alphaStat := func(idx []int) metrics.Value {
+		if numErr != "" {
+			return metrics.Undef("%s", numErr)
+		}
+		units := make([][]float64, len(idx))
+		for j, i := range idx {
+			units[j] = []float64{codes[ai[i]], codes[bi[i]]}
+		}
+		return metrics.Alpha(units, level)
+	}
+	sum.Alpha = &alphaEstimate{Estimate: *estimate(n, alphaStat, opt), Level: level.String()}
+	pred := make([]int, n)
+	copy(pred, bi)
+	sum.Classification = metrics.Classify(ai, pred, cats)
+	return sum, nil
+}
+
+// categoryCodes gives each category its value for Krippendorff's alpha:
+// its index at the nominal level, its number at the others.
+func categoryCodes(cats []string, level metrics.Level) ([]float64, string) {
+	codes := make([]float64, len(cats))
+	for i, c := range cats {
+		if level == metrics.LevelNominal {
+			codes[i] = float64(i)
+			continue
+		}
+		v, err := strconv.ParseFloat(c, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Sprintf("the %s level needs numbers, and %q is not one", level, c)
+		}
+		codes[i] = v
+	}
+	return codes, ""
+}
+
+func coderAgreement(file string, rows []tableRow, f agreementFlags, level metrics.Level, opt metrics.BootstrapOptions) (*agreementSummary, error) {
+	sum := &agreementSummary{Raters: f.coders}
+	// Nominal values may be any labels; the other levels need numbers.
+	labels := map[string]float64{}
+	var units [][]float64
+	var groups []string
+	for _, r := range rows {
+		var u []float64
+		for _, c := range f.coders {
+			s, ok := r.cells[c]
+			if !ok {
+				continue
+			}
+			if level == metrics.LevelNominal {
+				code, seen := labels[s]
+				if !seen {
+					code = float64(len(labels))
+					labels[s] = code
+				}
+				u = append(u, code)
+				continue
+			}
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%s:%d: field %s: %q is not a number (the %s level needs numbers)", file, r.line, c, s, level)
+			}
+			u = append(u, v)
+		}
+		if len(u) < 2 {
+			sum.Skipped++
+		}
+		units = append(units, u)
+		if f.group != "" {
+			groups = append(groups, r.cells[f.group])
+		}
+	}
+	sum.Items = len(units) - sum.Skipped
+	opt.Groups = groups
+	stat := func(idx []int) metrics.Value {
+		sel := make([][]float64, len(idx))
+		for j, i := range idx {
+			sel[j] = units[i]
+		}
+		return metrics.Alpha(sel, level)
+	}
+	sum.Alpha = &alphaEstimate{Estimate: *estimate(len(units), stat, opt), Level: level.String()}
+	return sum, nil
+}
+
+func (a *app) printAgreement(s *agreementSummary) {
+	fmt.Fprintf(a.stdout, "%s: %d items rated by %s", s.File, s.Items, strings.Join(s.Raters, ", "))
+	if s.Skipped > 0 {
+		fmt.Fprintf(a.stdout, " (%d rows left out: a value is missing)", s.Skipped)
+	}
+	fmt.Fprintln(a.stdout)
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	line := func(name string, e *metrics.Estimate) {
+		if e == nil {
+			return
+		}
+		ci := ""
+		if e.CI != nil {
+			ci = e.CI.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, e.Value, ci)
+	}
+	line("observed agreement", s.ObservedAgreement)
+	line("Scott's pi", s.ScottPi)
+	line("Cohen's kappa", s.CohenKappa)
+	line("Bennett's S", s.BennettS)
+	line("Krippendorff's alpha ("+s.Alpha.Level+")", &s.Alpha.Estimate)
+	tw.Flush()
+	c := s.Classification
+	if c == nil {
+		return
+	}
+	fmt.Fprintf(a.stdout, "\n%s against %s as the reference: accuracy %s, MCC %s\n", s.Raters[1], s.Raters[0], c.Accuracy, c.MCC)
+	tw = tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "class\tprecision\trecall\tF1\tsupport\t")
+	for _, m := range c.PerClass {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t\n", m.Class, m.Precision, m.Recall, m.F1, m.Support)
+	}
+	tw.Flush()
+	fmt.Fprintf(a.stdout, "\nconfusion (rows %s, columns %s):\n", s.Raters[0], s.Raters[1])
+	tw = tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "\t%s\t\n", strings.Join(c.Classes, "\t"))
+	for i, row := range c.Confusion {
+		cells := make([]string, len(row))
+		for j, v := range row {
+			cells[j] = strconv.Itoa(v)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t\n", c.Classes[i], strings.Join(cells, "\t"))
+	}
+	tw.Flush()
+}

@@ -1,0 +1,199 @@
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Level is the measurement level of Krippendorff's alpha: it fixes the
+// difference function between two values.
+type Level int
+
+// The levels.
+const (
+	LevelNominal  Level = iota // different or not
+	LevelOrdinal               // rank distance, weighted by how many values lie between
+	LevelInterval              // squared difference
+	LevelRatio                 // squared difference relative to the sum
+)
+
+func (l Level) String() string { return [...]string{"nominal", "ordinal", "interval", "ratio"}[l] }
+
+// ParseLevel reads a level name.
+func ParseLevel(s string) (Level, error) {
+	for l := LevelNominal; l <= LevelRatio; l++ {
+		if l.String() == s {
+			return l, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown level %q (want nominal, ordinal, interval or ratio)", s)
+}
+
+// Alpha is Krippendorff's alpha for any number of coders with missing
+// values. Each unit is the list of values the coders gave it (a missing
+// value is simply absent); units with fewer than two values are not
+// pairable and are left out. For the nominal and ordinal levels the values
+// are category codes whose order only matters for ordinal.
+//
+// alpha = 1 - Do/De, from the coincidence matrix o: Do = sum o_ck d(c,k) / n,
+// De = sum n_c n_k d(c,k) / (n (n - 1)).
+func Alpha(units [][]float64, level Level) Value {
+	vals := map[float64]int{}
+	for _, u := range units {
+		if len(u) < 2 {
+			continue
+		}
+		for _, v := range u {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return Undef("a value is not a finite number")
+			}
+			vals[v] = 0
+		}
+	}
+	if len(vals) == 0 {
+		return Undef("no unit has two or more values to pair")
+	}
+	keys := make([]float64, 0, len(vals))
+	for v := range vals {
+		keys = append(keys, v)
+	}
+	sort.Float64s(keys)
+	for i, v := range keys {
+		vals[v] = i
+	}
+	k := len(keys)
+	o := make([]float64, k*k)
+	for _, u := range units {
+		m := len(u)
+		if m < 2 {
+			continue
+		}
+		w := 1 / float64(m-1)
+		for i := range u {
+			for j := range u {
+				if i != j {
+					o[vals[u[i]]*k+vals[u[j]]] += w
+				}
+			}
+		}
+	}
+	nc := make([]float64, k)
+	n := 0.0
+	for c := range k {
+		for j := range k {
+			nc[c] += o[c*k+j]
+		}
+		n += nc[c]
+	}
+	if level == LevelRatio && keys[0] < 0 {
+		return Undef("ratio level needs values of one sign")
+	}
+	d := func(c, j int) float64 {
+		switch level {
+		case LevelNominal:
+			if c == j {
+				return 0
+			}
+			return 1
+		case LevelOrdinal:
+			lo, hi := min(c, j), max(c, j)
+			s := 0.0
+			for g := lo; g <= hi; g++ {
+				s += nc[g]
+			}
+			s -= (nc[lo] + nc[hi]) / 2
+			return s * s
+		case LevelInterval:
+			x := keys[c] - keys[j]
+			return x * x
+		}
+		sum := keys[c] + keys[j]
+		if sum == 0 {
+			return 0
+		}
+		x := (keys[c] - keys[j]) / sum
+		return x * x
+	}
+	do, de := 0.0, 0.0
+	for c := range k {
+		for j := range k {
+			if c == j {
+				continue
+			}
+			dd := d(c, j)
+			do += o[c*k+j] * dd
+			de += nc[c] * nc[j] * dd
+		}
+	}
+	do /= n
+	de /= n * (n - 1)
+	if de == 0 {
+		return Undef("all pairable values are the same, so no disagreement is expected")
+	}
+	return Def(1 - do/de)
+}
+
+// CodersToUnits turns a coders × units table (NaN for missing) into the
+// per-unit value lists Alpha takes.
+func CodersToUnits(coders [][]float64) [][]float64 {
+	if len(coders) == 0 {
+		return nil
+	}
+	units := make([][]float64, len(coders[0]))
+	for _, row := range coders {
+		for u, v := range row {
+			if u < len(units) && !math.IsNaN(v) {
+				units[u] = append(units[u], v)
+			}
+		}
+	}
+	return units
+}
+
+// FleissKappa is Fleiss' kappa for items each rated by the same number of
+// raters: counts[i][c] is how many raters put item i in category c.
+func FleissKappa(counts [][]int) Value {
+	if len(counts) == 0 {
+		return Undef("no items")
+	}
+	k := len(counts[0])
+	raters := -1
+	pj := make([]float64, k)
+	pbar := 0.0
+	for i, row := range counts {
+		if len(row) != k {
+			return Undef("item %d has %d categories, not %d", i, len(row), k)
+		}
+		n := 0
+		sq := 0
+		for c, x := range row {
+			if x < 0 {
+				return Undef("item %d has a negative count", i)
+			}
+			n += x
+			sq += x * x
+			pj[c] += float64(x)
+		}
+		if raters == -1 {
+			raters = n
+		} else if n != raters {
+			return Undef("items are rated by different numbers of raters (%d and %d)", raters, n)
+		}
+		if n < 2 {
+			return Undef("fewer than two raters per item")
+		}
+		pbar += float64(sq-n) / float64(n*(n-1))
+	}
+	total := float64(len(counts) * raters)
+	pe := 0.0
+	for c := range pj {
+		p := pj[c] / total
+		pe += p * p
+	}
+	pbar /= float64(len(counts))
+	if pe >= 1-1e-12 {
+		return Undef("all ratings are in one category")
+	}
+	return Def((pbar - pe) / (1 - pe))
+}

@@ -1,0 +1,164 @@
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// Interval is a percentile bootstrap confidence interval.
+type Interval struct {
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+	Level float64 `json:"level"`
+	// Resamples were drawn; Dropped of them gave an undefined value (e.g.
+	// one category only) and are left out of the percentiles.
+	Resamples int `json:"resamples"`
+	Dropped   int `json:"dropped"`
+	// Groups is the number of clusters resampled (0: items were).
+	Groups int `json:"groups,omitempty"`
+	// Undefined says why there is no interval.
+	Undefined string `json:"undefined,omitempty"`
+}
+
+// Defined reports whether the interval exists.
+func (iv Interval) Defined() bool { return iv.Undefined == "" }
+
+func (iv Interval) String() string {
+	if !iv.Defined() {
+		return "no interval (" + iv.Undefined + ")"
+	}
+	s := fmt.Sprintf("[%.4f, %.4f]", iv.Lo, iv.Hi)
+	if iv.Dropped > 0 {
+		s += fmt.Sprintf(" (%d of %d resamples undefined)", iv.Dropped, iv.Resamples)
+	}
+	return s
+}
+
+// BootstrapOptions configure a bootstrap. The zero value means 10,000
+// resamples, a 95% interval, seed 0 and resampling items.
+type BootstrapOptions struct {
+	Resamples int
+	Level     float64
+	Seed      uint64
+	// Groups, when set, gives each item's group; whole groups are drawn
+	// with replacement (a cluster bootstrap), since items of one group
+	// (completions of one task) are not independent.
+	Groups []string
+}
+
+func (o BootstrapOptions) norm() BootstrapOptions {
+	if o.Resamples <= 0 {
+		o.Resamples = 10_000
+	}
+	if o.Level <= 0 || o.Level >= 1 {
+		o.Level = 0.95
+	}
+	return o
+}
+
+// Statistic computes a figure over the items at the given indices (an
+// index may repeat). It is called once per resample and should not
+// allocate.
+type Statistic func(idx []int) Value
+
+// Bootstrap returns the percentile interval of stat over n items.
+func Bootstrap(n int, stat Statistic, opt BootstrapOptions) Interval {
+	return bootstrap(n, func(idx []int) Value { return stat(idx) }, opt)
+}
+
+// PairedBootstrap returns the percentile interval of a(idx) - b(idx): two
+// judges scored on the same resampled items, so that what the items share
+// cancels out. A resample where either is undefined is dropped.
+func PairedBootstrap(n int, a, b Statistic, opt BootstrapOptions) Interval {
+	return bootstrap(n, func(idx []int) Value {
+		va, vb := a(idx), b(idx)
+		if !va.Defined() {
+			return va
+		}
+		if !vb.Defined() {
+			return vb
+		}
+		return Def(va.V - vb.V)
+	}, opt)
+}
+
+func bootstrap(n int, f Statistic, opt BootstrapOptions) Interval {
+	opt = opt.norm()
+	iv := Interval{Level: opt.Level, Resamples: opt.Resamples}
+	if n == 0 {
+		iv.Undefined = "no items"
+		return iv
+	}
+	if opt.Groups != nil && len(opt.Groups) != n {
+		iv.Undefined = fmt.Sprintf("%d groups for %d items", len(opt.Groups), n)
+		return iv
+	}
+	rng := rand.New(rand.NewPCG(opt.Seed, 0x626f6f74)) // "boot"
+	var clusters [][]int
+	if opt.Groups != nil {
+		byGroup := map[string]int{}
+		for i, g := range opt.Groups {
+			c, ok := byGroup[g]
+			if !ok {
+				c = len(clusters)
+				byGroup[g] = c
+				clusters = append(clusters, nil)
+			}
+			clusters[c] = append(clusters[c], i)
+		}
+		iv.Groups = len(clusters)
+	}
+	idx := make([]int, 0, n)
+	vals := make([]float64, 0, opt.Resamples)
+	for range opt.Resamples {
+		idx = idx[:0]
+		if clusters == nil {
+			for range n {
+				idx = append(idx, int(rng.Uint64N(uint64(n))))
+			}
+		} else {
+			for range clusters {
+				idx = append(idx, clusters[rng.Uint64N(uint64(len(clusters)))]...)
+			}
+		}
+		v := f(idx)
+		if !v.Defined() || math.IsNaN(v.V) {
+			iv.Dropped++
+			continue
+		}
+		vals = append(vals, v.V)
+	}
+	if len(vals) == 0 {
+		iv.Undefined = "every resample was undefined"
+		return iv
+	}
+	sort.Float64s(vals)
+	alpha := (1 - opt.Level) / 2
+	iv.Lo = stat.Quantile(alpha, stat.Empirical, vals, nil)
+	iv.Hi = stat.Quantile(1-alpha, stat.Empirical, vals, nil)
+	return iv
+}
+
+// Estimate is a figure with its interval.
+type Estimate struct {
+	Value     Value     `json:"value"`
+	Undefined string    `json:"undefined,omitempty"`
+	CI        *Interval `json:"ci,omitempty"`
+}
+
+// WithCI computes stat on all items and its bootstrap interval.
+func WithCI(n int, stat Statistic, opt BootstrapOptions) Estimate {
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	e := Estimate{Value: stat(all)}
+	e.Undefined = e.Value.Undefined
+	iv := Bootstrap(n, stat, opt)
+	e.CI = &iv
+	return e
+}
