@@ -3,11 +3,11 @@
 // labelled as simulated in everything it produces and is not evidence about
 // real models.
 //
-// This file holds the simulated model's provider, registered as "sim". Until
-// the simulated roles (judge, teacher, edit proposer and applier, ...) are
-// built, it answers any request deterministically from the request itself:
-// a schema-valid JSON answer when a schema is given, a short labelled text
-// otherwise.
+// This file holds the simulated model's provider, registered as "sim". It
+// answers deterministically from the request itself: judge requests (by
+// their schema: verdict, rubric, preference, scores) as the simulated
+// reviewer in judge.go; any other structured request with a schema-valid
+// answer; text requests with a short labelled text.
 package sim
 
 import (
@@ -51,6 +51,10 @@ func (Model) Complete(ctx context.Context, name string, req *llm.Request) (*llm.
 	g := &gen{state: binary.LittleEndian.Uint64(seed[:8])}
 	resp := &llm.Response{ModelVersion: "sim", FinishReason: "stop"}
 	if req.Schema != nil {
+		if text, ok := judgeAnswer(g, req); ok {
+			resp.Text = text
+			return withUsage(resp, req), nil
+		}
 		var schema any
 		if err := json.Unmarshal(req.Schema.JSON, &schema); err != nil {
 			return nil, llm.Fatal(fmt.Errorf("sim: schema %s: %w", req.Schema.Name, err))
@@ -67,12 +71,17 @@ func (Model) Complete(ctx context.Context, name string, req *llm.Request) (*llm.
 		}
 		resp.Text = fmt.Sprintf("%s This is the simulated model's answer to: %q", Label, clip(last, 80))
 	}
+	return withUsage(resp, req), nil
+}
+
+// withUsage counts a simulated answer's tokens at four characters a token.
+func withUsage(resp *llm.Response, req *llm.Request) *llm.Response {
 	chars := 0
 	for _, m := range req.Messages {
 		chars += len(m.Content)
 	}
 	resp.Usage = llm.Usage{InputTokens: int64(chars/4 + 1), OutputTokens: int64(len(resp.Text)/4 + 1)}
-	return resp, nil
+	return resp
 }
 
 func clip(s string, n int) string {

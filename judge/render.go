@@ -1,0 +1,209 @@
+package judge
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"text/template"
+
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/record"
+)
+
+// Input is what a judge may see. Record judges (binary, rubric) use Task,
+// Candidate, Reference and Context; pairwise and pointwise judges use
+// Instruction with AnswerA and AnswerB, or Candidate.
+type Input struct {
+	Task, Candidate, Reference string
+	Context                    map[string]string
+	Instruction                string
+	AnswerA, AnswerB           string
+}
+
+// InputOf returns a record's judge input.
+func InputOf(r *record.Record) Input {
+	return Input{Task: r.Task, Candidate: r.Candidate, Reference: r.Reference, Context: r.Context}
+}
+
+// contextEntry is one shown context entry in the templates.
+type contextEntry struct {
+	Key, Label, Tag, Text string
+}
+
+// templateData is what prompt templates see.
+type templateData struct {
+	Input
+	Context            []contextEntry // shadows Input.Context: only the shown entries
+	Checks             []Check
+	Criteria           []Criterion
+	ScaleMin, ScaleMax int
+}
+
+// Fence wraps untrusted text in <tag>...</tag> so a model reads it as data.
+// Any opening or closing of the same tag inside the text is escaped, so
+// the text cannot end its fence early or open a new one.
+func Fence(tag, text string) string {
+	text = strings.ReplaceAll(text, "</"+tag, "<\\/"+tag)
+	text = strings.ReplaceAll(text, "<"+tag, "<\\"+tag)
+	return "<" + tag + ">\n" + strings.TrimRight(text, "\n") + "\n</" + tag + ">"
+}
+
+func (s *Spec) templates() ([2]*template.Template, error) {
+	var out [2]*template.Template
+	shows := func(string) bool { return true }
+	funcs := template.FuncMap{
+		"fence": Fence,
+		"shows": shows,
+		"inc":   func(i int) int { return i + 1 },
+	}
+	for i, src := range []string{s.System, s.User} {
+		t, err := template.New(s.Name).Funcs(funcs).Option("missingkey=error").Parse(src)
+		if err != nil {
+			return out, fmt.Errorf("template: %w", err)
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// Messages renders the judge's system and user messages for an input.
+func (s *Spec) Messages(in Input) ([]llm.Message, error) {
+	ts, err := s.templates()
+	if err != nil {
+		return nil, err
+	}
+	data := templateData{Input: in, Checks: s.Checks, Criteria: s.Criteria}
+	if len(s.Scale) == 2 {
+		data.ScaleMin, data.ScaleMax = s.Scale[0], s.Scale[1]
+	}
+	for _, key := range s.Inputs {
+		k, ok := strings.CutPrefix(key, "context.")
+		if !ok {
+			continue
+		}
+		if text, present := in.Context[k]; present && text != "" {
+			data.Context = append(data.Context, contextEntry{Key: k, Label: contextLabel(k), Tag: "context_" + k, Text: text})
+		}
+	}
+	shows := func(name string) bool { return slices.Contains(s.Inputs, name) }
+	var msgs []llm.Message
+	for i, t := range ts {
+		var b bytes.Buffer
+		if err := t.Funcs(template.FuncMap{"shows": shows}).Execute(&b, data); err != nil {
+			return nil, fmt.Errorf("judge %s: render: %w", s.Name, err)
+		}
+		role := llm.System
+		if i == 1 {
+			role = llm.User
+		}
+		msgs = append(msgs, llm.Message{Role: role, Content: strings.TrimSpace(b.String())})
+	}
+	return msgs, nil
+}
+
+// contextLabel names a context entry for the prompt ("test_output" ->
+// "Test output").
+func contextLabel(k string) string {
+	s := strings.ReplaceAll(k, "_", " ")
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// Schema returns the JSON Schema of the judge's answer. Reasoning comes
+// first in every schema, so that structured-output models reason before
+// they decide.
+func (s *Spec) Schema() *llm.Schema {
+	str := map[string]any{"type": "string"}
+	obj := func(props [][2]any) map[string]any {
+		p := map[string]any{}
+		var req []string
+		for _, kv := range props {
+			p[kv[0].(string)] = kv[1]
+			req = append(req, kv[0].(string))
+		}
+		return map[string]any{"type": "object", "properties": p, "required": req, "additionalProperties": false}
+	}
+	var schema map[string]any
+	name := "verdict"
+	switch s.Kind {
+	case Binary:
+		schema = obj([][2]any{{"reasoning", str}, {"verdict", map[string]any{"type": "string", "enum": []string{"pass", "fail"}}}})
+	case Rubric:
+		name = "rubric"
+		var checks [][2]any
+		for _, c := range s.Checks {
+			checks = append(checks, [2]any{c.Name, obj([][2]any{{"reasoning", str}, {"answer", map[string]any{"type": "string", "enum": []string{"yes", "no"}}}})})
+		}
+		schema = obj([][2]any{{"reasoning", str}, {"checks", obj(checks)}})
+	case Pairwise:
+		name = "preference"
+		schema = obj([][2]any{{"reasoning", str}, {"winner", map[string]any{"type": "string", "enum": []string{"A", "B", "tie"}}}})
+	case Pointwise:
+		name = "scores"
+		var crit [][2]any
+		for _, c := range s.Criteria {
+			crit = append(crit, [2]any{c.Name, map[string]any{"type": "integer", "minimum": s.Scale[0], "maximum": s.Scale[1]}})
+		}
+		schema = obj([][2]any{{"reasoning", str}, {"scores", obj(crit)}})
+	}
+	b, _ := json.Marshal(orderedSchema(schema))
+	return &llm.Schema{Name: name, Description: "The judge's answer.", JSON: b}
+}
+
+// orderedSchema is the schema as JSON; object properties are emitted in the
+// order of "required", which is the order models should answer in.
+func orderedSchema(v any) json.RawMessage {
+	m, ok := v.(map[string]any)
+	if !ok {
+		b, _ := json.Marshal(v)
+		return b
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		if k == "properties" {
+			props := v.(map[string]any)["properties"].(map[string]any)
+			req, _ := m["required"].([]string)
+			b.WriteByte('{')
+			for j, name := range req {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				nb, _ := json.Marshal(name)
+				b.Write(nb)
+				b.WriteByte(':')
+				b.Write(orderedSchema(props[name]))
+			}
+			b.WriteByte('}')
+			continue
+		}
+		b.Write(orderedSchema(m[k]))
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// Request builds the model request for an input.
+func (s *Spec) Request(model string, in Input) (*llm.Request, error) {
+	msgs, err := s.Messages(in)
+	if err != nil {
+		return nil, err
+	}
+	return &llm.Request{Model: model, Messages: msgs, Temperature: s.Params.Temperature,
+		MaxTokens: s.Params.MaxTokens, Seed: s.Params.Seed, Schema: s.Schema()}, nil
+}

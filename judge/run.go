@@ -1,0 +1,140 @@
+package judge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/record"
+)
+
+// Store keeps prompt versions and verdicts. It is defined here, where it is
+// used; store/sqlite implements it.
+type Store interface {
+	// SavePrompt stores a prompt version (a no-op when it is stored).
+	SavePrompt(ctx context.Context, p *PromptVersion) error
+	// SaveVerdicts stores verdicts, replacing any of the same (record,
+	// prompt, model).
+	SaveVerdicts(ctx context.Context, vs []Verdict) error
+	// Verdicts returns the stored verdicts of a prompt and model by record.
+	Verdicts(ctx context.Context, prompt, model string) (map[string]Verdict, error)
+}
+
+// PromptVersion is a stored prompt: the spec as it was, with its lineage.
+// Calibration fills Parent, Iteration and Note.
+type PromptVersion struct {
+	Hash      string `json:"hash"`
+	Judge     string `json:"judge"`
+	Spec      *Spec  `json:"spec"`
+	Parent    string `json:"parent,omitempty"`
+	Iteration int    `json:"iteration"`
+	Note      string `json:"note,omitempty"`
+}
+
+// VersionOf returns the prompt version of a spec.
+func VersionOf(s *Spec) *PromptVersion {
+	return &PromptVersion{Hash: s.Version(), Judge: s.Name, Spec: s}
+}
+
+// RunOptions configure Run. Zero values: 8 workers, no progress.
+type RunOptions struct {
+	Concurrency int
+	// Progress, when set, is called after each record with the number done.
+	Progress func(done, total int)
+}
+
+// RunResult is what a run produced.
+type RunResult struct {
+	// Verdicts are in the records' order; records whose request is pending
+	// or failed have none.
+	Verdicts []Verdict
+	// Pending counts requests left for a batch file (offline runs).
+	Pending int
+	// Failed holds the errors of requests that failed after their retries.
+	Failed []error
+}
+
+// Run judges records with a model through client. A pending request
+// (offline) or a failed one does not stop the others; the budget running
+// out does (ErrBudget), and so does cancelling ctx. It returns what was
+// judged in either case.
+func Run(ctx context.Context, client llm.Client, s *Spec, model string, records []*record.Record, opt RunOptions) (*RunResult, error) {
+	if s.Kind != Binary && s.Kind != Rubric {
+		return nil, fmt.Errorf("judge %s is a %s judge: records are judged by binary and rubric judges", s.Name, s.Kind)
+	}
+	if opt.Concurrency <= 0 {
+		opt.Concurrency = 8
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	version := s.Version()
+	verdicts := make([]*Verdict, len(records))
+	res := &RunResult{}
+	var mu sync.Mutex
+	done := 0
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(opt.Concurrency, max(len(records), 1)) {
+		wg.Go(func() {
+			for i := range jobs {
+				v, err := judgeOne(ctx, client, s, version, model, records[i])
+				mu.Lock()
+				switch {
+				case err == nil:
+					verdicts[i] = v
+				case errors.Is(err, llm.ErrPending):
+					res.Pending++
+				case errors.Is(err, llm.ErrBudget):
+					cancel(err)
+				case ctx.Err() != nil:
+				default:
+					res.Failed = append(res.Failed, fmt.Errorf("record %s: %w", records[i].ID, err))
+				}
+				done++
+				if opt.Progress != nil {
+					opt.Progress(done, len(records))
+				}
+				mu.Unlock()
+			}
+		})
+	}
+feed:
+	for i := range records {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	for _, v := range verdicts {
+		if v != nil {
+			res.Verdicts = append(res.Verdicts, *v)
+		}
+	}
+	if cause := context.Cause(ctx); cause != nil {
+		return res, cause
+	}
+	return res, nil
+}
+
+func judgeOne(ctx context.Context, client llm.Client, s *Spec, version, model string, r *record.Record) (*Verdict, error) {
+	req, err := s.Request(model, InputOf(r))
+	if err != nil {
+		return nil, err
+	}
+	key, err := llm.Key(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Complete(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	v := s.ParseAnswer(resp)
+	v.RecordID, v.Prompt, v.Model, v.Key = r.ID, version, model, key
+	return &v, nil
+}

@@ -1,0 +1,213 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/gavelhq/gavel/record"
+)
+
+// WorldOptions shape the synthetic records. Zero values take the defaults.
+type WorldOptions struct {
+	N    int    // records (default 600)
+	Seed uint64 // the world's seed
+	// Start and Months span the records' outcome times (default 2025-01-01
+	// and 6 months); the signal mix drifts over that span.
+	Start  time.Time
+	Months int
+}
+
+// signal rates: the probability that a patch shows the signal at the
+// start and at the end of the span (linear in between), so the mix drifts.
+var rates = map[*Signal][2]float64{
+	DroppedErrorCheck:  {0.015, 0.06},
+	OffByOne:           {0.06, 0.02},
+	DeletedTest:        {0.05, 0.02},
+	RenamedExportedAPI: {0.03, 0.03},
+	SwallowedError:     {0.015, 0.055},
+	NilMapWrite:        {0.03, 0.02},
+	HardcodedResult:    {0.04, 0.02},
+	IgnoredContext:     {0.01, 0.05},
+	UnlockedAccess:     {0.03, 0.03},
+	CosmeticReformat:   {0.10, 0.22},
+	AddedLogging:       {0.20, 0.20},
+	DependencyBump:     {0.08, 0.12},
+	AddedComments:      {0.18, 0.18},
+	TodoLeft:           {0.10, 0.14},
+	NewTest:            {0.30, 0.25},
+}
+
+// The outcome model: a fatal signal fails the change with FatalFailRate;
+// a clean change fails anyway (a hidden failure, no visible cause) with
+// HiddenFailRate, about a tenth of all failures; in review, a clean change
+// is abandoned for reasons outside the code (duplicate, superseded) with
+// NonCodeRate, and left a draft with DraftRate.
+const (
+	FatalFailRate  = 0.95
+	HiddenFailRate = 0.045
+	NonCodeRate    = 0.06
+	DraftRate      = 0.03
+)
+
+// Truth is the simulated world's ground truth about a record, kept in its
+// meta under "sim".
+type Truth struct {
+	Simulated bool     `json:"simulated"`
+	Signals   []string `json:"signals"`
+	Fatal     bool     `json:"fatal"`
+	Hidden    bool     `json:"hidden_failure,omitempty"`
+	NonCode   bool     `json:"non_code,omitempty"`
+	Agent     string   `json:"agent"`
+}
+
+// Records generates the synthetic records of a simulated world. The same
+// options give the same records.
+func Records(opt WorldOptions) ([]record.Record, error) {
+	if opt.N <= 0 {
+		opt.N = 600
+	}
+	if opt.Start.IsZero() {
+		opt.Start = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	if opt.Months <= 0 {
+		opt.Months = 6
+	}
+	rng := rand.New(rand.NewPCG(opt.Seed, 0x73696d)) // "sim"
+	span := opt.Start.AddDate(0, opt.Months, 0).Sub(opt.Start)
+	out := make([]record.Record, 0, opt.N)
+	for i := range opt.N {
+		r, err := oneRecord(rng, i, opt.Start, span)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.Normalize(); err != nil {
+			return nil, fmt.Errorf("sim record %d: %w", i, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func oneRecord(rng *rand.Rand, i int, start time.Time, span time.Duration) (record.Record, error) {
+	phase := rng.Float64()
+	at := start.Add(time.Duration(phase * float64(span))).Truncate(time.Minute)
+	task := Tasks[rng.IntN(len(Tasks))]
+	agent := []string{"agent-a", "agent-b", "agent-c"}[rng.IntN(3)]
+	truth := Truth{Simulated: true, Agent: agent, Signals: []string{}}
+
+	var sigs []*Signal
+	for _, s := range Signals {
+		r := rates[s]
+		if rng.Float64() < r[0]+(r[1]-r[0])*phase {
+			sigs = append(sigs, s)
+			truth.Signals = append(truth.Signals, s.Name)
+			if s.Effect == Fatal {
+				truth.Fatal = true
+			}
+		}
+	}
+	reference, err := FileDiff(task.Reference.File, task.Reference.Before, task.Reference.After, offsetOf(task.Reference.File))
+	if err != nil {
+		return record.Record{}, err
+	}
+	coreAfter := task.Reference.After
+	if rng.IntN(2) == 0 {
+		coreAfter = task.Alternative
+	}
+	core, err := FileDiff(task.Reference.File, task.Reference.Before, coreAfter, offsetOf(task.Reference.File))
+	if err != nil {
+		return record.Record{}, err
+	}
+	parts := []string{core}
+	for _, k := range rng.Perm(len(sigs)) {
+		s := sigs[k]
+		sn := s.Snippets[rng.IntN(len(s.Snippets))]
+		d, err := FileDiff(sn.File, sn.Before, sn.After, offsetOf(sn.File))
+		if err != nil {
+			return record.Record{}, err
+		}
+		parts = append(parts, d)
+	}
+
+	r := record.Record{
+		ID:        fmt.Sprintf("sim-%05d", i),
+		Task:      task.Title + "\n\n" + task.Issue,
+		Candidate: strings.Join(parts, ""),
+		Reference: reference,
+		Group:     task.ID,
+	}
+	fail := truth.Fatal && rng.Float64() < FatalFailRate
+	if !fail && rng.Float64() < HiddenFailRate {
+		fail, truth.Hidden = true, true
+	}
+	if rng.IntN(2) == 0 {
+		r.Outcome = record.Outcome{Source: record.SourceTests, Status: record.StatusPassed}
+		r.Context = map[string]string{"test_output": testOutput(task, sigs, fail, truth.Hidden)}
+		if fail {
+			r.Outcome.Status = record.StatusFailed
+		}
+	} else {
+		r.Outcome = record.Outcome{Source: record.SourceReview, Status: record.StatusLanded}
+		switch {
+		case fail:
+			r.Outcome.Status = record.StatusAbandoned
+			if !truth.Hidden {
+				r.Outcome.Reason = "changes requested"
+			}
+		case rng.Float64() < NonCodeRate:
+			r.Outcome.Status = record.StatusAbandoned
+			r.Outcome.Reason = []string{"duplicate", "superseded"}[rng.IntN(2)]
+			truth.NonCode = true
+		case rng.Float64() < DraftRate:
+			r.Outcome.Status = record.StatusDraft
+		}
+	}
+	r.Outcome.At = at
+	meta, err := json.Marshal(map[string]any{"sim": truth})
+	if err != nil {
+		return record.Record{}, err
+	}
+	r.Meta = meta
+	return r, nil
+}
+
+// offsetOf places a file's snippet at a stable line of the file.
+func offsetOf(file string) int {
+	h := fnv.New32a()
+	h.Write([]byte(file))
+	return 10 + int(h.Sum32()%180)
+}
+
+// testOutput is the CI log of a tests-sourced record: the failing test of
+// a fatal signal's file, or of an unrelated package for a hidden failure.
+func testOutput(task *Task, sigs []*Signal, fail, hidden bool) string {
+	pkg := "example.com/shop/" + strings.Split(task.Reference.File, "/")[0]
+	if !fail {
+		return "ok  \t" + pkg + "\t0.412s"
+	}
+	if hidden {
+		return "--- FAIL: TestIntegrationCheckout (3.02s)\n    checkout_test.go:88: timeout waiting for order event\nFAIL\tFAIL\texample.com/shop/e2e\t3.118s"
+	}
+	for _, s := range sigs {
+		if s.Effect == Fatal {
+			file := s.Snippets[0].File
+			return fmt.Sprintf("--- FAIL: Test%s (0.01s)\n    %s_test.go:31: unexpected result\nFAIL\texample.com/shop/%s\t0.233s",
+				exportName(s.Name), strings.TrimSuffix(file[strings.LastIndex(file, "/")+1:], ".go"), strings.Split(file, "/")[0])
+		}
+	}
+	return "FAIL\t" + pkg + "\t0.5s"
+}
+
+func exportName(s string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(s, "_") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
+}
