@@ -22,9 +22,9 @@ const (
 // Verdict is one judge's answer about one record, stored per (record,
 // prompt version, model).
 type Verdict struct {
-	RecordID string `json:"record_id"`
-	Prompt   string `json:"prompt"` // prompt version
-	Model    string `json:"model"`
+	RecordID string  `json:"record_id"`
+	Prompt   string  `json:"prompt"` // prompt version
+	Model    string  `json:"model"`
 	Outcome  Outcome `json:"outcome"`
 	// Score is 1 or 0 for a binary judge, the number of passed checks for a
 	// rubric judge (so thresholds can be tuned later), the weighted

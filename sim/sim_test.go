@@ -11,7 +11,7 @@ import (
 )
 
 func TestSchemaAnswersAreValidAndDeterministic(t *testing.T) {
-	schema := &llm.Schema{Name: "rubric", JSON: json.RawMessage(`{
+	schema := &llm.Schema{Name: "grading", JSON: json.RawMessage(`{
 		"type": "object",
 		"properties": {
 			"reasoning": {"type": "string", "minLength": 20},
