@@ -207,6 +207,11 @@ func (g *gen) float() float64 { return float64(g.next()>>11) / (1 << 53) }
 // judgeAnswer answers a judge request of any kind: it returns the JSON
 // text, or malformed text to exercise the invalid path.
 func judgeAnswer(g *gen, req *llm.Request) (string, bool) {
+	switch req.Schema.Name {
+	case "verdict", "rubric", "preference", "scores":
+	default:
+		return "", false
+	}
 	p := readPrompt(req)
 	if (!p.repair && g.float() < Malformed) || (p.repair && g.float() < MalformedRepair) {
 		return Label + " verdict: it depends", true
