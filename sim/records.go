@@ -79,8 +79,11 @@ func Records(opt WorldOptions) ([]record.Record, error) {
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x73696d)) // "sim"
 	span := opt.Start.AddDate(0, opt.Months, 0).Sub(opt.Start)
 	out := make([]record.Record, 0, opt.N)
+	// About three records per task instance, as when an agent's attempts
+	// at one issue are recorded; instances cycle through the task kinds.
+	instances := max(len(Tasks), opt.N/3)
 	for i := range opt.N {
-		r, err := oneRecord(rng, i, opt.Start, span)
+		r, err := oneRecord(rng, i, rng.IntN(instances), opt.Start, span)
 		if err != nil {
 			return nil, err
 		}
@@ -92,10 +95,11 @@ func Records(opt WorldOptions) ([]record.Record, error) {
 	return out, nil
 }
 
-func oneRecord(rng *rand.Rand, i int, start time.Time, span time.Duration) (record.Record, error) {
+func oneRecord(rng *rand.Rand, i, instance int, start time.Time, span time.Duration) (record.Record, error) {
 	phase := rng.Float64()
 	at := start.Add(time.Duration(phase * float64(span))).Truncate(time.Minute)
-	task := Tasks[rng.IntN(len(Tasks))]
+	task := Tasks[instance%len(Tasks)]
+	service := fmt.Sprintf("svc%02d", instance/len(Tasks))
 	agent := []string{"agent-a", "agent-b", "agent-c"}[rng.IntN(3)]
 	truth := Truth{Simulated: true, Agent: agent, Signals: []string{}}
 
@@ -110,7 +114,8 @@ func oneRecord(rng *rand.Rand, i int, start time.Time, span time.Duration) (reco
 			}
 		}
 	}
-	reference, err := FileDiff(task.Reference.File, task.Reference.Before, task.Reference.After, offsetOf(task.Reference.File))
+	file := service + "/" + task.Reference.File
+	reference, err := FileDiff(file, task.Reference.Before, task.Reference.After, offsetOf(file))
 	if err != nil {
 		return record.Record{}, err
 	}
@@ -118,7 +123,7 @@ func oneRecord(rng *rand.Rand, i int, start time.Time, span time.Duration) (reco
 	if rng.IntN(2) == 0 {
 		coreAfter = task.Alternative
 	}
-	core, err := FileDiff(task.Reference.File, task.Reference.Before, coreAfter, offsetOf(task.Reference.File))
+	core, err := FileDiff(file, task.Reference.Before, coreAfter, offsetOf(file))
 	if err != nil {
 		return record.Record{}, err
 	}
@@ -126,7 +131,11 @@ func oneRecord(rng *rand.Rand, i int, start time.Time, span time.Duration) (reco
 	for _, k := range rng.Perm(len(sigs)) {
 		s := sigs[k]
 		sn := s.Snippets[rng.IntN(len(s.Snippets))]
-		d, err := FileDiff(sn.File, sn.Before, sn.After, offsetOf(sn.File))
+		sf := service + "/" + sn.File
+		if sn.File == "go.mod" {
+			sf = "go.mod"
+		}
+		d, err := FileDiff(sf, sn.Before, sn.After, offsetOf(sf))
 		if err != nil {
 			return record.Record{}, err
 		}
@@ -135,10 +144,10 @@ func oneRecord(rng *rand.Rand, i int, start time.Time, span time.Duration) (reco
 
 	r := record.Record{
 		ID:        fmt.Sprintf("sim-%05d", i),
-		Task:      task.Title + "\n\n" + task.Issue,
+		Task:      fmt.Sprintf("%s (service %s)\n\n%s", task.Title, service, task.Issue),
 		Candidate: strings.Join(parts, ""),
 		Reference: reference,
-		Group:     task.ID,
+		Group:     fmt.Sprintf("%s-%s", task.ID, service),
 	}
 	fail := truth.Fatal && rng.Float64() < FatalFailRate
 	if !fail && rng.Float64() < HiddenFailRate {

@@ -1,0 +1,482 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/metrics"
+	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/report"
+	"github.com/gavelhq/gavel/store/sqlite"
+)
+
+// judgeFlags are shared by judge and eval.
+type judgeFlags struct {
+	modelFlags
+	judge         string
+	split         string
+	inputs        []string
+	excludeStatus []string
+}
+
+func (f *judgeFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	f.modelFlags.register(fl)
+	fl.StringVar(&f.judge, "judge", "passfail", "judge: a built-in ("+strings.Join(judge.Builtins(), ", ")+") or a YAML spec file")
+	fl.StringVar(&f.split, "split", "", "records to judge: NAME:PART of a split made with 'gavel split'")
+	fl.StringSliceVar(&f.inputs, "inputs", nil, "what the judge sees, e.g. task,candidate (default: the judge's own; add context.KEY for context entries)")
+	fl.StringSliceVar(&f.excludeStatus, "exclude-status", nil, "leave out records with these statuses (e.g. draft)")
+}
+
+// loadJudge loads a spec and applies --inputs.
+func (f *judgeFlags) loadJudge(name string) (*judge.Spec, error) {
+	s, err := judge.Load(name)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if len(f.inputs) > 0 {
+		if s, err = s.WithInputs(f.inputs); err != nil {
+			return nil, usagef("--inputs: %v", err)
+		}
+	}
+	return s, nil
+}
+
+// loadRecords reads the records of a split part.
+func loadRecords(ctx context.Context, db *sqlite.DB, ref string, exclude []string) ([]*record.Record, error) {
+	if ref == "" {
+		return nil, usagef("--split NAME:PART is needed (make one with 'gavel split NAME')")
+	}
+	name, part, err := record.ParseSplitRef(ref)
+	if err != nil {
+		return nil, usagef("--split: %v", err)
+	}
+	ex, err := record.ParseStatuses(exclude)
+	if err != nil {
+		return nil, usagef("--exclude-status: %v", err)
+	}
+	var rs []*record.Record
+	err = db.Records(ctx, record.Filter{Split: name, Part: part, ExcludeStatus: ex}, func(r *record.Record) error {
+		rs = append(rs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("split %s has no records", ref)
+	}
+	return rs, nil
+}
+
+// judgeRecords runs a judge over records through the service, stores its
+// prompt version and verdicts, and returns the verdicts by record. Pending
+// requests stop the command after every record has been tried (exit 3).
+func (a *app) judgeRecords(ctx context.Context, db *sqlite.DB, svc *llm.Service, s *judge.Spec, model string, rs []*record.Record, concurrency int) (map[string]judge.Verdict, error) {
+	if err := db.SavePrompt(ctx, judge.VersionOf(s)); err != nil {
+		return nil, err
+	}
+	prog := a.newProgress(fmt.Sprintf("judge %s (%s): records judged of %d", s.Name, s.ShortVersion(), len(rs)))
+	res, runErr := judge.Run(ctx, svc, s, model, rs, judge.RunOptions{Concurrency: concurrency,
+		Progress: func(done, _ int) { prog.update(done) }})
+	prog.done()
+	if res != nil && len(res.Verdicts) > 0 {
+		// What was judged is kept, even when the run stopped early.
+		if err := db.SaveVerdicts(context.WithoutCancel(ctx), res.Verdicts); err != nil {
+			return nil, err
+		}
+	}
+	if runErr != nil {
+		return nil, stopped(runErr, svc.Stats().Pending)
+	}
+	if res.Pending > 0 {
+		return nil, stopped(fmt.Errorf("%d: %w", res.Pending, llm.ErrPending), res.Pending)
+	}
+	if len(res.Failed) > 0 {
+		return nil, fmt.Errorf("%d of %d records could not be judged (rerun to retry them; the others are kept); first: %w",
+			len(res.Failed), len(rs), res.Failed[0])
+	}
+	out := make(map[string]judge.Verdict, len(res.Verdicts))
+	for _, v := range res.Verdicts {
+		out[v.RecordID] = v
+	}
+	return out, nil
+}
+
+type judgeSummary struct {
+	Judge     string       `json:"judge"`
+	Prompt    string       `json:"prompt"`
+	Model     string       `json:"model"`
+	Simulated bool         `json:"simulated"`
+	Records   int          `json:"records"`
+	Pass      int          `json:"pass"`
+	Fail      int          `json:"fail"`
+	Invalid   int          `json:"invalid"`
+	Calls     llm.RunStats `json:"calls"`
+}
+
+func (a *app) judgeCmd() *cobra.Command {
+	var f judgeFlags
+	cmd := &cobra.Command{
+		Use:   "judge --judge J --split NAME:PART --model M",
+		Short: "Judge records with a judge and model, and store each verdict",
+		Long: `Judge the records of a split part and store each verdict (pass, fail or
+invalid, score, per-check answers, reasoning and the raw answer) per record,
+prompt version and model. An answer that cannot be read is kept as invalid and
+counted, never mapped to pass or fail. A rerun answers from the cache.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			s, err := f.loadJudge(f.judge)
+			if err != nil {
+				return err
+			}
+			db, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			rs, err := loadRecords(ctx, db, f.split, f.excludeStatus)
+			if err != nil {
+				return err
+			}
+			svc, err := f.service(db, registry())
+			if err != nil {
+				return err
+			}
+			vs, err := a.judgeRecords(ctx, db, svc, s, f.model, rs, f.concurrency)
+			if err != nil {
+				return err
+			}
+			sum := judgeSummary{Judge: s.Name, Prompt: s.Version(), Model: f.model, Simulated: isSim(f.model), Records: len(rs), Calls: svc.Stats()}
+			for _, v := range vs {
+				switch v.Outcome {
+				case judge.Pass:
+					sum.Pass++
+				case judge.Fail:
+					sum.Fail++
+				default:
+					sum.Invalid++
+				}
+			}
+			if a.json {
+				return a.writeJSON(sum)
+			}
+			fmt.Fprintf(a.stdout, "%s%s (prompt %s) with %s: %d records: %d pass, %d fail, %d invalid\n",
+				simTag(f.model), s.Name, s.ShortVersion(), f.model, sum.Records, sum.Pass, sum.Fail, sum.Invalid)
+			a.printCalls(sum.Calls)
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func isSim(model string) bool {
+	p, _, _ := llm.ParseModel(model)
+	return p == "sim"
+}
+
+func simTag(model string) string {
+	if isSim(model) {
+		return "[simulated] "
+	}
+	return ""
+}
+
+func (a *app) printCalls(st llm.RunStats) {
+	fmt.Fprintf(a.stderr, "model calls: %d requests, %d from the cache, %d sent (%d retries, %d repairs), %d input and %d output tokens, $%.4f\n",
+		st.Requests, st.CacheHits, st.Sent, st.Retries, st.Repairs, st.Usage.InputTokens, st.Usage.OutputTokens, st.Cost)
+}
+
+// evalFlags add eval's own flags.
+type evalFlags struct {
+	judgeFlags
+	threshold  int
+	tuneOn     string
+	tuneMetric string
+	compare    string
+	reportFile string
+	resamples  int
+	seed       uint64
+}
+
+// evalOutput is the --json summary of eval; its field names are a contract.
+type evalOutput struct {
+	Judge      string                  `json:"judge"`
+	Prompt     string                  `json:"prompt"`
+	Model      string                  `json:"model"`
+	Split      string                  `json:"split"`
+	Simulated  bool                    `json:"simulated"`
+	N          int                     `json:"n"`
+	Invalid    int                     `json:"invalid"`
+	Threshold  int                     `json:"threshold,omitempty"`
+	Confusion  [2][2]int               `json:"confusion"`
+	Figures    map[string]judge.Figure `json:"-"`
+	Thresholds []thresholdRow          `json:"thresholds,omitempty"`
+	Tuned      *tunedOutput            `json:"tuned,omitempty"`
+	Compare    *compareOutput          `json:"compare,omitempty"`
+	Calls      llm.RunStats            `json:"calls"`
+}
+
+type thresholdRow struct {
+	Threshold     float64       `json:"threshold"`
+	ScottPi       metrics.Value `json:"scott_pi"`
+	CohenKappa    metrics.Value `json:"cohen_kappa"`
+	Accuracy      metrics.Value `json:"accuracy"`
+	FailPrecision metrics.Value `json:"fail_precision"`
+	FailRecall    metrics.Value `json:"fail_recall"`
+	PassRecall    metrics.Value `json:"pass_recall"`
+}
+
+type tunedOutput struct {
+	On        string                  `json:"on"`
+	Metric    string                  `json:"metric"`
+	Threshold int                     `json:"threshold"`
+	OnValue   metrics.Value           `json:"on_value"`
+	Test      map[string]judge.Figure `json:"test"`
+}
+
+type compareOutput struct {
+	Judge      string                  `json:"judge"`
+	Prompt     string                  `json:"prompt"`
+	Figures    map[string]judge.Figure `json:"figures"`
+	Difference map[string]judge.Figure `json:"difference"`
+}
+
+func (a *app) evalCmd() *cobra.Command {
+	var f evalFlags
+	cmd := &cobra.Command{
+		Use:   "eval --judge J --split NAME:test --model M",
+		Short: "Measure a judge against recorded outcomes: pi, kappa, precision and recall with intervals",
+		Long: `Judge the records of a split part (answers come from the cache where they can)
+and report Scott's pi, Cohen's kappa, accuracy, failure precision and recall,
+pass recall and MCC, each with a bootstrap interval that resamples whole groups,
+the invalid count and the confusion matrix; for rubric judges every figure at
+every threshold. --tune-threshold-on NAME:train picks the rubric threshold on
+another part (the uncalibrated baseline of AutoRefine). --compare J2 adds the
+paired interval of the difference. --report FILE.html writes a page with charts.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.eval(cmd, &f) },
+	}
+	f.register(cmd)
+	fl := cmd.Flags()
+	fl.IntVar(&f.threshold, "threshold", 0, "rubric pass threshold (default: the judge's)")
+	fl.StringVar(&f.tuneOn, "tune-threshold-on", "", "pick the rubric threshold on this split part (NAME:PART)")
+	fl.StringVar(&f.tuneMetric, "tune-metric", "scott_pi", "metric the threshold is tuned for")
+	fl.StringVar(&f.compare, "compare", "", "a second judge: report the paired difference")
+	fl.StringVar(&f.reportFile, "report", "", "write an HTML report to this file")
+	fl.IntVar(&f.resamples, "resamples", 10_000, "bootstrap resamples")
+	fl.Uint64Var(&f.seed, "seed", 1, "bootstrap seed")
+	return cmd
+}
+
+func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
+	ctx := cmd.Context()
+	s, err := f.loadJudge(f.judge)
+	if err != nil {
+		return err
+	}
+	if f.resamples < 1 {
+		return usagef("--resamples must be at least 1")
+	}
+	if _, err := (&metrics.Binary{}).Metric(f.tuneMetric); err != nil {
+		return usagef("--tune-metric: %v", err)
+	}
+	if (f.tuneOn != "" || f.threshold != 0) && s.Kind != judge.Rubric {
+		return usagef("--threshold and --tune-threshold-on are for rubric judges; %s is %s", s.Name, s.Kind)
+	}
+	var other *judge.Spec
+	if f.compare != "" {
+		if other, err = f.loadJudge(f.compare); err != nil {
+			return err
+		}
+	}
+	db, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rs, err := loadRecords(ctx, db, f.split, f.excludeStatus)
+	if err != nil {
+		return err
+	}
+	var trainRS []*record.Record
+	if f.tuneOn != "" {
+		if trainRS, err = loadRecords(ctx, db, f.tuneOn, f.excludeStatus); err != nil {
+			return err
+		}
+	}
+	svc, err := f.service(db, registry())
+	if err != nil {
+		return err
+	}
+	boot := metrics.BootstrapOptions{Resamples: f.resamples, Seed: f.seed}
+
+	// Every model call first, so that an offline run records all its
+	// pending requests and stops once, at this stage boundary.
+	var pending error
+	run := func(sp *judge.Spec, records []*record.Record) (map[string]judge.Verdict, error) {
+		vs, err := a.judgeRecords(ctx, db, svc, sp, f.model, records, f.concurrency)
+		if errors.Is(err, llm.ErrPending) {
+			pending = err
+			return nil, nil
+		}
+		return vs, err
+	}
+	vs, err := run(s, rs)
+	if err != nil {
+		return err
+	}
+	var trainVS, otherVS map[string]judge.Verdict
+	if trainRS != nil {
+		if trainVS, err = run(s, trainRS); err != nil {
+			return err
+		}
+	}
+	if other != nil {
+		if otherVS, err = run(other, rs); err != nil {
+			return err
+		}
+	}
+	if pending != nil {
+		return stopped(pending, svc.Stats().Pending)
+	}
+
+	e, err := judge.Evaluate(s, f.model, rs, vs, f.threshold, boot)
+	if err != nil {
+		return err
+	}
+	out := evalOutput{Judge: s.Name, Prompt: e.Prompt, Model: f.model, Split: f.split, Simulated: isSim(f.model),
+		N: e.N, Invalid: e.Invalid, Threshold: e.Threshold, Confusion: e.Metrics.Confusion, Figures: e.Figures}
+	for _, p := range e.Sweep {
+		m := p.Metrics
+		out.Thresholds = append(out.Thresholds, thresholdRow{p.Threshold, m.ScottPi, m.CohenKappa, m.Accuracy, m.FailPrecision, m.FailRecall, m.PassRecall})
+	}
+	rep := &report.EvalReport{
+		Title: fmt.Sprintf("%sJudge evaluation: %s on %s", simTag(f.model), s.Name, f.split), Simulated: isSim(f.model),
+		Split: f.split, Version: buildVersion().Version,
+		Intervals: fmt.Sprintf("percentile bootstrap, %d resamples of whole groups, seed %d", f.resamples, f.seed),
+		Sections:  []report.EvalSection{{Name: s.Name, Eval: e}},
+	}
+	if trainRS != nil {
+		te, err := judge.Evaluate(s, f.model, trainRS, trainVS, 0, metrics.BootstrapOptions{Resamples: 1})
+		if err != nil {
+			return err
+		}
+		th, onValue, err := te.TuneThreshold(f.tuneMetric)
+		if err != nil {
+			return err
+		}
+		tuned, err := judge.Evaluate(s, f.model, rs, vs, th, boot)
+		if err != nil {
+			return err
+		}
+		out.Tuned = &tunedOutput{On: f.tuneOn, Metric: f.tuneMetric, Threshold: th, OnValue: onValue, Test: tuned.Figures}
+		rep.Sections = append(rep.Sections, report.EvalSection{Name: s.Name + " with its threshold tuned on " + f.tuneOn, Eval: tuned,
+			Note: fmt.Sprintf("Threshold %d had the best %s on %s (%s).", th, f.tuneMetric, f.tuneOn, onValue)})
+	}
+	if other != nil {
+		oe, err := judge.Evaluate(other, f.model, rs, otherVS, 0, boot)
+		if err != nil {
+			return err
+		}
+		diff, err := e.Compare(oe, boot)
+		if err != nil {
+			return err
+		}
+		out.Compare = &compareOutput{Judge: other.Name, Prompt: oe.Prompt, Figures: oe.Figures, Difference: diff}
+		rep.Sections = append(rep.Sections, report.EvalSection{Name: other.Name, Eval: oe})
+		rep.Comparison = &report.Comparison{A: s.Name, B: other.Name, Figures: diff}
+	}
+	out.Calls = svc.Stats()
+	if f.reportFile != "" {
+		if err := writeAtomic(f.reportFile, a.stdout, func(w io.Writer) error { return report.WriteEval(w, rep) }); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
+	if a.json {
+		return a.writeJSON(flatten(out))
+	}
+	a.printEval(&out, e)
+	if f.reportFile != "" {
+		fmt.Fprintf(a.stderr, "report written to %s\n", f.reportFile)
+	}
+	a.printCalls(out.Calls)
+	return nil
+}
+
+// flatten puts each reported figure at the top level of the JSON summary
+// (scott_pi, cohen_kappa, ... each with value and ci), beside the rest.
+func flatten(out evalOutput) map[string]any {
+	m := map[string]any{
+		"judge": out.Judge, "prompt": out.Prompt, "model": out.Model, "split": out.Split, "simulated": out.Simulated,
+		"n": out.N, "invalid": out.Invalid, "confusion": out.Confusion, "calls": out.Calls,
+	}
+	if out.Threshold != 0 {
+		m["threshold"] = out.Threshold
+	}
+	if out.Thresholds != nil {
+		m["thresholds"] = out.Thresholds
+	}
+	if out.Tuned != nil {
+		m["tuned"] = out.Tuned
+	}
+	if out.Compare != nil {
+		m["compare"] = out.Compare
+	}
+	for k, v := range out.Figures {
+		m[k] = v
+	}
+	return m
+}
+
+func (a *app) printEval(out *evalOutput, e *judge.Evaluation) {
+	fmt.Fprintf(a.stdout, "%s%s (prompt %.12s) with %s on %s: %d records, %d invalid", simTag(out.Model), out.Judge, out.Prompt, out.Model, out.Split, out.N, out.Invalid)
+	if out.Threshold != 0 {
+		fmt.Fprintf(a.stdout, ", threshold %d", out.Threshold)
+	}
+	fmt.Fprintln(a.stdout)
+	printFigures := func(figs map[string]judge.Figure) {
+		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+		for _, name := range judge.ReportedMetrics {
+			fg := figs[name]
+			ci := ""
+			if fg.CI != nil {
+				ci = fg.CI.String()
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", name, fg.Value, ci)
+		}
+		tw.Flush()
+	}
+	printFigures(out.Figures)
+	c := out.Confusion
+	fmt.Fprintf(a.stdout, "  confusion (outcome by verdict): fail->fail %d, fail->pass %d, pass->fail %d, pass->pass %d\n", c[0][0], c[0][1], c[1][0], c[1][1])
+	if len(out.Thresholds) > 0 {
+		fmt.Fprintln(a.stdout, "  by threshold:")
+		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "\tthreshold\tscott_pi\taccuracy\tfail_recall\tpass_recall\t")
+		for _, r := range out.Thresholds {
+			fmt.Fprintf(tw, "\t%g\t%s\t%s\t%s\t%s\t\n", r.Threshold, r.ScottPi, r.Accuracy, r.FailRecall, r.PassRecall)
+		}
+		tw.Flush()
+	}
+	if t := out.Tuned; t != nil {
+		fmt.Fprintf(a.stdout, "threshold tuned on %s: %d (%s %s there); on %s:\n", t.On, t.Threshold, t.Metric, t.OnValue, out.Split)
+		printFigures(t.Test)
+	}
+	if c := out.Compare; c != nil {
+		fmt.Fprintf(a.stdout, "%s (prompt %.12s):\n", c.Judge, c.Prompt)
+		printFigures(c.Figures)
+		fmt.Fprintf(a.stdout, "%s minus %s (paired intervals):\n", out.Judge, c.Judge)
+		printFigures(c.Difference)
+	}
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gavelhq/gavel/sim"
+)
+
+func (a *app) simCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "The simulated world: synthetic records for trying gavel offline (--model sim)",
+		Args:  args(cobra.NoArgs),
+	}
+	var opt sim.WorldOptions
+	var out string
+	records := &cobra.Command{
+		Use:   "records -o FILE.jsonl",
+		Short: "Write synthetic records: Go patches built from signals, with outcomes that follow them",
+		Long: `Write synthetic records as native JSONL: agent patches (unified diffs of Go code)
+made of visible signals (a dropped error check, an off-by-one bound, a deleted
+test, a cosmetic reformat, added logging, a new test, ...), a reference patch
+per task, outcomes that follow the fatal signals, about 10% of failures hidden
+(no visible cause), some abandonments for reasons outside the code (duplicate,
+superseded), and times over several months with a drifting signal mix. Every
+record is marked simulated in its meta. It is a test double, not data.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return usagef("sim records needs -o FILE.jsonl")
+			}
+			if opt.N < 1 {
+				return usagef("--n must be at least 1")
+			}
+			rs, err := sim.Records(opt)
+			if err != nil {
+				return err
+			}
+			err = writeAtomic(out, a.stdout, func(w io.Writer) error {
+				for i := range rs {
+					b, err := rs[i].Canonical()
+					if err != nil {
+						return err
+					}
+					if _, err := fmt.Fprintf(w, "%s\n", b); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.writeJSON(map[string]any{"file": out, "records": len(rs), "seed": opt.Seed, "simulated": true})
+			}
+			fmt.Fprintf(a.stderr, "[simulated] wrote %d synthetic records to %s\n", len(rs), out)
+			return nil
+		},
+	}
+	records.Flags().IntVar(&opt.N, "n", 600, "number of records")
+	records.Flags().Uint64Var(&opt.Seed, "seed", 1, "seed of the world")
+	records.Flags().IntVar(&opt.Months, "months", 6, "months the records' times span")
+	records.Flags().StringVarP(&out, "output", "o", "", "file to write")
+	cmd.AddCommand(records)
+	return cmd
+}

@@ -1,0 +1,167 @@
+package judge
+
+import (
+	"fmt"
+
+	"github.com/gavelhq/gavel/metrics"
+	"github.com/gavelhq/gavel/record"
+)
+
+// ReportedMetrics are the figures an evaluation gives with intervals, in
+// report order.
+var ReportedMetrics = []string{"scott_pi", "cohen_kappa", "accuracy", "fail_precision", "fail_recall", "pass_recall", "mcc"}
+
+// Figure is one metric with its bootstrap interval.
+type Figure struct {
+	Value     metrics.Value     `json:"value"`
+	Undefined string            `json:"undefined,omitempty"`
+	CI        *metrics.Interval `json:"ci,omitempty"`
+}
+
+// Evaluation is a judge's agreement with recorded outcomes on a set of
+// records.
+type Evaluation struct {
+	Judge     string `json:"judge"`
+	Prompt    string `json:"prompt"`
+	Model     string `json:"model"`
+	Kind      Kind   `json:"kind"`
+	Threshold int    `json:"threshold,omitempty"`
+	// N counts the records; Invalid those whose answer could not be read
+	// (kept out of every other figure).
+	N       int               `json:"n"`
+	Invalid int               `json:"invalid"`
+	Metrics *metrics.Binary   `json:"-"`
+	Figures map[string]Figure `json:"figures"`
+	// Sweep holds every figure at every threshold (rubric judges).
+	Sweep []metrics.SweepPoint `json:"thresholds,omitempty"`
+
+	ref, pred []int
+	scores    []float64
+	valid     []bool
+	groups    []string
+}
+
+// Labels returns the records' labels as metrics values.
+func Labels(rs []*record.Record) []int {
+	out := make([]int, len(rs))
+	for i, r := range rs {
+		if r.Outcome.Label == record.Pass {
+			out[i] = metrics.Pass
+		}
+	}
+	return out
+}
+
+// Groups returns each record's bootstrap cluster: its group, or its own
+// ID when it has none.
+func Groups(rs []*record.Record) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Group
+		if out[i] == "" {
+			out[i] = "\x00" + r.ID
+		}
+	}
+	return out
+}
+
+// Evaluate scores verdicts against the records' labels. Every record needs
+// a verdict. threshold is the rubric pass threshold (0: the spec's).
+func Evaluate(s *Spec, model string, rs []*record.Record, verdicts map[string]Verdict, threshold int, boot metrics.BootstrapOptions) (*Evaluation, error) {
+	if threshold == 0 {
+		threshold = s.PassThreshold()
+	}
+	e := &Evaluation{Judge: s.Name, Prompt: s.Version(), Model: model, Kind: s.Kind, N: len(rs),
+		ref: Labels(rs), groups: Groups(rs)}
+	if s.Kind == Rubric {
+		e.Threshold = threshold
+	}
+	for _, r := range rs {
+		v, ok := verdicts[r.ID]
+		if !ok {
+			return nil, fmt.Errorf("record %s has no verdict of prompt %.12s with %s", r.ID, e.Prompt, model)
+		}
+		e.scores = append(e.scores, v.Score)
+		e.valid = append(e.valid, v.Outcome != Invalid)
+		switch v.Decide(s.Kind, threshold) {
+		case Pass:
+			e.pred = append(e.pred, metrics.Pass)
+		case Fail:
+			e.pred = append(e.pred, metrics.Fail)
+		default:
+			e.pred = append(e.pred, metrics.Invalid)
+			e.Invalid++
+		}
+	}
+	e.Metrics = metrics.ComputeBinary(e.ref, e.pred, nil)
+	boot.Groups = e.groups
+	e.Figures = map[string]Figure{}
+	for _, name := range ReportedMetrics {
+		stat, err := metrics.BinaryStatistic(name, e.ref, e.pred)
+		if err != nil {
+			return nil, err
+		}
+		v, _ := e.Metrics.Metric(name)
+		f := Figure{Value: v, Undefined: v.Undefined}
+		if boot.Resamples >= 0 {
+			iv := metrics.Bootstrap(len(rs), stat, boot)
+			f.CI = &iv
+		}
+		e.Figures[name] = f
+	}
+	if s.Kind == Rubric {
+		e.Sweep = metrics.Sweep(e.ref, e.scores, e.valid)
+	}
+	return e, nil
+}
+
+// Statistic returns a named figure of this evaluation as a bootstrap
+// statistic over its records.
+func (e *Evaluation) Statistic(name string) (metrics.Statistic, error) {
+	return metrics.BinaryStatistic(name, e.ref, e.pred)
+}
+
+// TuneThreshold picks the rubric threshold with the best value of metric
+// (default Scott's pi) on these records.
+func (e *Evaluation) TuneThreshold(metric string) (int, metrics.Value, error) {
+	if e.Kind != Rubric {
+		return 0, metrics.Value{}, fmt.Errorf("only rubric judges have a threshold")
+	}
+	if metric == "" {
+		metric = "scott_pi"
+	}
+	best, err := metrics.BestThreshold(e.Sweep, metric)
+	if err != nil {
+		return 0, metrics.Value{}, err
+	}
+	v, _ := best.Metrics.Metric(metric)
+	return int(best.Threshold), v, nil
+}
+
+// Compare returns, for each reported metric, the paired bootstrap interval
+// of e minus other on the same records (which must be the same, in the
+// same order).
+func (e *Evaluation) Compare(other *Evaluation, boot metrics.BootstrapOptions) (map[string]Figure, error) {
+	if len(e.ref) != len(other.ref) {
+		return nil, fmt.Errorf("the evaluations cover different records (%d and %d)", len(e.ref), len(other.ref))
+	}
+	boot.Groups = e.groups
+	out := map[string]Figure{}
+	for _, name := range ReportedMetrics {
+		a, _ := e.Statistic(name)
+		b, _ := other.Statistic(name)
+		va, _ := e.Metrics.Metric(name)
+		vb, _ := other.Metrics.Metric(name)
+		f := Figure{}
+		if va.Defined() && vb.Defined() {
+			f.Value = metrics.Def(va.V - vb.V)
+		} else {
+			f.Value = metrics.Undef("undefined for one of the judges")
+			f.Undefined = f.Value.Undefined
+		}
+		iv := metrics.PairedBootstrap(len(e.ref), a, b, boot)
+		f.CI = &iv
+		out[name] = f
+	}
+	return out, nil
+}

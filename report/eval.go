@@ -1,0 +1,125 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/metrics"
+)
+
+//go:embed templates/eval.html
+var evalHTML string
+
+// EvalReport is the page of `gavel eval --report`.
+type EvalReport struct {
+	Title     string
+	Simulated bool
+	Split     string
+	Intervals string
+	Version   string
+	Sections  []EvalSection
+	// Comparison, when set, shows the paired differences of two judges.
+	Comparison *Comparison
+	// Metrics orders the figures (default judge.ReportedMetrics).
+	Metrics []string
+}
+
+// EvalSection is one judge's evaluation.
+type EvalSection struct {
+	Name string
+	Note string
+	Eval *judge.Evaluation
+}
+
+// Comparison is the paired difference A minus B.
+type Comparison struct {
+	A, B    string
+	Figures map[string]judge.Figure
+}
+
+var evalTmpl = template.Must(template.New("eval").Funcs(template.FuncMap{
+	"short": func(s string) string { return s[:min(12, len(s))] },
+	"value": func(v metrics.Value) string {
+		if !v.Defined() {
+			return "undefined"
+		}
+		return fmt.Sprintf("%.3f", v.V)
+	},
+	"interval": func(iv *metrics.Interval) string {
+		if iv == nil {
+			return ""
+		}
+		if !iv.Defined() {
+			return "none (" + iv.Undefined + ")"
+		}
+		return fmt.Sprintf("[%.3f, %.3f]", iv.Lo, iv.Hi)
+	},
+	"dropped": func(iv *metrics.Interval) string {
+		if iv == nil || iv.Dropped == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%d of %d", iv.Dropped, iv.Resamples)
+	},
+	"fig": func(figs map[string]judge.Figure, name string) *judge.Figure {
+		if f, ok := figs[name]; ok {
+			return &f
+		}
+		return nil
+	},
+	"confusion": func(e *judge.Evaluation) template.HTML {
+		c := e.Metrics.Confusion
+		return Confusion("Confusion matrix", []string{"fail", "pass"}, [][]int{{c[0][0], c[0][1]}, {c[1][0], c[1][1]}})
+	},
+	"intervals": func(figs map[string]judge.Figure, names []string) template.HTML {
+		return IntervalChart("Metrics with 95% intervals", intervalRows(figs, names), -0.25, 1)
+	},
+	"intervalsRange": func(figs map[string]judge.Figure, names []string, lo, hi float64) template.HTML {
+		return IntervalChart("Differences with paired 95% intervals", intervalRows(figs, names), lo, hi)
+	},
+	"sweepChart": func(pts []metrics.SweepPoint) template.HTML {
+		var series []Series
+		for _, name := range []string{"scott_pi", "accuracy", "fail_recall", "pass_recall"} {
+			s := Series{Name: name}
+			for _, p := range pts {
+				v, _ := p.Metrics.Metric(name)
+				y := math.NaN()
+				if v.Defined() {
+					y = v.V
+				}
+				s.Points = append(s.Points, Point{X: p.Threshold, Y: y})
+			}
+			series = append(series, s)
+		}
+		return LineChart("Metrics by pass threshold", "threshold (checks that must pass)", series, -0.5, 1)
+	},
+}).Parse(evalHTML))
+
+func intervalRows(figs map[string]judge.Figure, names []string) []Interval {
+	var rows []Interval
+	for _, n := range names {
+		fg, ok := figs[n]
+		if !ok {
+			continue
+		}
+		r := Interval{Name: n, Defined: fg.Value.Defined(), Value: fg.Value.V}
+		if fg.CI != nil && fg.CI.Defined() {
+			r.Lo, r.Hi = fg.CI.Lo, fg.CI.Hi
+		} else {
+			r.Lo, r.Hi = r.Value, r.Value
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// WriteEval renders the evaluation page.
+func WriteEval(w io.Writer, r *EvalReport) error {
+	if len(r.Metrics) == 0 {
+		r.Metrics = judge.ReportedMetrics
+	}
+	return evalTmpl.Execute(w, r)
+}

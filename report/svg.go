@@ -1,0 +1,172 @@
+// Package report renders gavel's results for people: self-contained HTML
+// pages (no scripts, no external files) with inline SVG charts, and
+// Markdown. Charts are drawn here from numbers; nothing is fetched.
+package report
+
+import (
+	"fmt"
+	"html"
+	"html/template"
+	"math"
+	"strings"
+)
+
+// Series is one line of a line chart.
+type Series struct {
+	Name   string
+	Color  string
+	Points []Point // Y NaN for a gap (an undefined value)
+}
+
+// Point is one point of a series.
+type Point struct{ X, Y float64 }
+
+// palette is used for series without a colour.
+var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"}
+
+func f(v float64) string { return fmt.Sprintf("%.1f", v) }
+
+// LineChart draws series over a shared x axis, y from yMin to yMax, with a
+// legend. xLabel names the x axis.
+func LineChart(title, xLabel string, series []Series, yMin, yMax float64) template.HTML {
+	const w, h, left, right, top, bottom = 560.0, 300.0, 50.0, 150.0, 30.0, 40.0
+	pw, ph := w-left-right, h-top-bottom
+	xMin, xMax := math.Inf(1), math.Inf(-1)
+	for _, s := range series {
+		for _, p := range s.Points {
+			xMin, xMax = math.Min(xMin, p.X), math.Max(xMax, p.X)
+		}
+	}
+	if math.IsInf(xMin, 0) {
+		xMin, xMax = 0, 1
+	}
+	if xMax == xMin {
+		xMax = xMin + 1
+	}
+	sx := func(x float64) float64 { return left + (x-xMin)/(xMax-xMin)*pw }
+	sy := func(y float64) float64 { return top + (yMax-math.Max(yMin, math.Min(yMax, y)))/(yMax-yMin)*ph }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="%s">`, f(w), f(h), f(w), f(h), html.EscapeString(title))
+	fmt.Fprintf(&b, `<text x="%s" y="18" font-size="13" font-weight="bold">%s</text>`, f(left), html.EscapeString(title))
+	// Axes and grid.
+	for i := 0; i <= 4; i++ {
+		y := yMin + (yMax-yMin)*float64(i)/4
+		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#ddd"/>`, f(left), f(sy(y)), f(left+pw), f(sy(y)))
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="10" text-anchor="end">%.2f</text>`, f(left-4), f(sy(y)+3), y)
+	}
+	if yMin < 0 && yMax > 0 {
+		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#888"/>`, f(left), f(sy(0)), f(left+pw), f(sy(0)))
+	}
+	xs := map[float64]bool{}
+	for _, s := range series {
+		for _, p := range s.Points {
+			if !xs[p.X] {
+				xs[p.X] = true
+				fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="10" text-anchor="middle">%g</text>`, f(sx(p.X)), f(top+ph+14), p.X)
+			}
+		}
+	}
+	fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" text-anchor="middle">%s</text>`, f(left+pw/2), f(h-6), html.EscapeString(xLabel))
+	for i, s := range series {
+		color := s.Color
+		if color == "" {
+			color = palette[i%len(palette)]
+		}
+		var path strings.Builder
+		pen := false
+		for _, p := range s.Points {
+			if math.IsNaN(p.Y) {
+				pen = false
+				continue
+			}
+			cmd := "L"
+			if !pen {
+				cmd = "M"
+			}
+			fmt.Fprintf(&path, "%s%s %s ", cmd, f(sx(p.X)), f(sy(p.Y)))
+			pen = true
+			fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="2.5" fill="%s"><title>%s at %g: %.3f</title></circle>`, f(sx(p.X)), f(sy(p.Y)), color, html.EscapeString(s.Name), p.X, p.Y)
+		}
+		fmt.Fprintf(&b, `<path d="%s" fill="none" stroke="%s" stroke-width="2"/>`, strings.TrimSpace(path.String()), color)
+		ly := top + 12 + float64(i)*16
+		fmt.Fprintf(&b, `<rect x="%s" y="%s" width="10" height="10" fill="%s"/><text x="%s" y="%s" font-size="11">%s</text>`,
+			f(left+pw+12), f(ly-9), color, f(left+pw+26), f(ly), html.EscapeString(s.Name))
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// Confusion draws a confusion matrix as a heat map: rows are the reference
+// classes, columns the predictions.
+func Confusion(title string, classes []string, m [][]int) template.HTML {
+	const cell, left, top = 70.0, 110.0, 50.0
+	n := len(classes)
+	w, h := left+cell*float64(n)+20, top+cell*float64(n)+30
+	maxV := 1
+	for _, row := range m {
+		for _, v := range row {
+			maxV = max(maxV, v)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="%s">`, f(w), f(h), f(w), f(h), html.EscapeString(title))
+	fmt.Fprintf(&b, `<text x="4" y="16" font-size="13" font-weight="bold">%s</text>`, html.EscapeString(title))
+	fmt.Fprintf(&b, `<text x="%s" y="34" font-size="11" text-anchor="middle">judge says</text>`, f(left+cell*float64(n)/2))
+	fmt.Fprintf(&b, `<text x="4" y="%s" font-size="11">outcome</text>`, f(top-4))
+	for j, c := range classes {
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" text-anchor="middle">%s</text>`, f(left+cell*float64(j)+cell/2), f(top-4), html.EscapeString(c))
+	}
+	for i, row := range m {
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" text-anchor="end">%s</text>`, f(left-8), f(top+cell*float64(i)+cell/2+4), html.EscapeString(classes[i]))
+		for j, v := range row {
+			shade := 0.1 + 0.8*float64(v)/float64(maxV)
+			fill := fmt.Sprintf("rgba(31,119,180,%.2f)", shade)
+			if i != j {
+				fill = fmt.Sprintf("rgba(214,39,40,%.2f)", shade)
+			}
+			fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s" stroke="#fff"/>`, f(left+cell*float64(j)), f(top+cell*float64(i)), f(cell), f(cell), fill)
+			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="16" text-anchor="middle">%d</text>`, f(left+cell*float64(j)+cell/2), f(top+cell*float64(i)+cell/2+6), v)
+		}
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// Interval is one bar of an interval chart: a value with its interval.
+type Interval struct {
+	Name          string
+	Value, Lo, Hi float64
+	Defined       bool
+}
+
+// IntervalChart draws values as dots with their intervals as whiskers, on
+// a shared axis from lo to hi.
+func IntervalChart(title string, rows []Interval, lo, hi float64) template.HTML {
+	const w, left, right, rowH, top = 560.0, 150.0, 30.0, 24.0, 30.0
+	h := top + rowH*float64(len(rows)) + 30
+	pw := w - left - right
+	sx := func(x float64) float64 { return left + (math.Max(lo, math.Min(hi, x))-lo)/(hi-lo)*pw }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="%s">`, f(w), f(h), f(w), f(h), html.EscapeString(title))
+	fmt.Fprintf(&b, `<text x="4" y="16" font-size="13" font-weight="bold">%s</text>`, html.EscapeString(title))
+	for i := 0; i <= 4; i++ {
+		x := lo + (hi-lo)*float64(i)/4
+		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#ddd"/>`, f(sx(x)), f(top), f(sx(x)), f(h-24))
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="10" text-anchor="middle">%.2f</text>`, f(sx(x)), f(h-10), x)
+	}
+	if lo < 0 && hi > 0 {
+		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#888"/>`, f(sx(0)), f(top), f(sx(0)), f(h-24))
+	}
+	for i, r := range rows {
+		y := top + rowH*float64(i) + rowH/2
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" text-anchor="end">%s</text>`, f(left-8), f(y+4), html.EscapeString(r.Name))
+		if !r.Defined {
+			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="#888">undefined</text>`, f(left+4), f(y+4))
+			continue
+		}
+		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#1f77b4" stroke-width="2"/>`, f(sx(r.Lo)), f(y), f(sx(r.Hi)), f(y))
+		fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="4" fill="#1f77b4"><title>%s: %.3f [%.3f, %.3f]</title></circle>`, f(sx(r.Value)), f(y), html.EscapeString(r.Name), r.Value, r.Lo, r.Hi)
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
