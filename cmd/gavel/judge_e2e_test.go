@@ -1,0 +1,204 @@
+package main_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gavelhq/gavel/llm/llmtest"
+	"github.com/gavelhq/gavel/sim"
+)
+
+type evalJSON struct {
+	Judge     string `json:"judge"`
+	N         int    `json:"n"`
+	Invalid   int    `json:"invalid"`
+	Simulated bool   `json:"simulated"`
+	ScottPi   struct {
+		Value *float64 `json:"value"`
+		CI    *struct {
+			Lo, Hi float64
+			Groups int
+		} `json:"ci"`
+	} `json:"scott_pi"`
+	Thresholds []struct {
+		Threshold float64 `json:"threshold"`
+	} `json:"thresholds"`
+	Tuned *struct {
+		Threshold int `json:"threshold"`
+	} `json:"tuned"`
+	Compare *struct {
+		Difference map[string]struct {
+			Value *float64
+		} `json:"difference"`
+	} `json:"compare"`
+	Calls struct {
+		Requests  int `json:"requests"`
+		CacheHits int `json:"cache_hits"`
+		Sent      int `json:"sent"`
+	} `json:"calls"`
+}
+
+// namingJudge writes a copy of a built-in judge whose system prompt names
+// every simulated signal, fatal ones as reasons to fail and benign ones as
+// harmless (or the other way round).
+func namingJudge(t *testing.T, dir, builtin string, backwards bool) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "judge", "builtin", builtin+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines strings.Builder
+	lines.WriteString("\n  What this team has learnt about its agents' changes:\n")
+	for _, s := range sim.Signals {
+		fatal := (s.Effect == sim.Fatal) != backwards
+		if fatal {
+			fmt.Fprintf(&lines, "  - Fail a change that %s.\n", s.Phrase)
+		} else {
+			fmt.Fprintf(&lines, "  - A change that %s is harmless: not a reason to fail.\n", s.Phrase)
+		}
+	}
+	text := strings.Replace(string(b), "\nuser: |", lines.String()+"user: |", 1)
+	name := "named"
+	if backwards {
+		name = "backwards"
+	}
+	text = strings.Replace(text, "name: "+builtin, "name: "+builtin+"_"+name, 1)
+	path := filepath.Join(dir, builtin+"_"+name+".yaml")
+	os.WriteFile(path, []byte(text), 0o644)
+	return path
+}
+
+func TestSimulatedWorldEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "gavel.db")
+	world := filepath.Join(dir, "world.jsonl")
+	mustGavel(t, db, "sim", "records", "--n", "1500", "--seed", "5", "-o", world)
+	mustGavel(t, db, "ingest", world)
+	mustGavel(t, db, "split", "main", "--exclude-status", "draft", "--seed", "2")
+
+	eval := func(judgeArg string, extra ...string) evalJSON {
+		var e evalJSON
+		args := append([]string{"eval", "--judge", judgeArg, "--split", "main:test", "--model", "sim", "--json", "--resamples", "500"}, extra...)
+		decodeJSON(t, mustGavel(t, db, args...), &e)
+		return e
+	}
+	for _, builtin := range []string{"passfail", "rubric5"} {
+		base := eval(builtin)
+		good := eval(namingJudge(t, dir, builtin, false))
+		bad := eval(namingJudge(t, dir, builtin, true))
+		t.Logf("%s: built-in pi %.3f, named %.3f, backwards %.3f (n %d, invalid %d)",
+			builtin, *base.ScottPi.Value, *good.ScottPi.Value, *bad.ScottPi.Value, base.N, base.Invalid)
+		if !base.Simulated || base.N < 300 || base.ScottPi.CI == nil || base.ScottPi.CI.Groups < 50 {
+			t.Fatalf("%s: %+v", builtin, base)
+		}
+		if v := *base.ScottPi.Value; v < 0.1 || v > 0.45 {
+			t.Errorf("%s built-in pi %.3f outside 0.1..0.45", builtin, v)
+		}
+		if v := *good.ScottPi.Value; v < 0.7 {
+			t.Errorf("%s with the signals named: pi %.3f < 0.7", builtin, v)
+		}
+		if *bad.ScottPi.Value >= *base.ScottPi.Value {
+			t.Errorf("%s named backwards: pi %.3f not below the built-in %.3f", builtin, *bad.ScottPi.Value, *base.ScottPi.Value)
+		}
+		// A rerun makes no live model call.
+		again := eval(builtin)
+		if again.Calls.Sent != 0 || again.Calls.CacheHits != again.Calls.Requests || *again.ScottPi.Value != *base.ScottPi.Value {
+			t.Errorf("%s rerun: %+v", builtin, again.Calls)
+		}
+	}
+	// Rubric extras: every threshold, one tuned on train, a comparison and
+	// the report.
+	reportFile := filepath.Join(dir, "report.html")
+	e := eval("rubric5", "--tune-threshold-on", "main:train", "--compare", "passfail", "--report", reportFile)
+	if len(e.Thresholds) < 3 || e.Tuned == nil || e.Tuned.Threshold < 1 || e.Compare == nil || e.Compare.Difference["scott_pi"].Value == nil {
+		t.Fatalf("rubric extras: %+v", e)
+	}
+	page, err := os.ReadFile(reportFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", "Confusion matrix", "Metrics by pass threshold", "Simulated.", "rubric5 minus passfail"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// judge stores verdicts and counts them.
+	var js struct{ Records, Pass, Fail, Invalid int }
+	decodeJSON(t, mustGavel(t, db, "judge", "--judge", "passfail", "--split", "main:val", "--model", "sim", "--json"), &js)
+	if js.Records == 0 || js.Pass+js.Fail+js.Invalid != js.Records {
+		t.Fatalf("judge summary %+v", js)
+	}
+}
+
+// TestEvalAgainstOpenAICompatibleServer runs eval through the real
+// provider path against the fake server, some of whose answers can never
+// be read.
+func TestEvalAgainstOpenAICompatibleServer(t *testing.T) {
+	srv := llmtest.NewOpenAI()
+	defer srv.Close()
+	srv.Answer = func(c *llmtest.Call) string {
+		first := c.Users[0]
+		switch {
+		case strings.Contains(first, "WANT=garbage"):
+			return "I would rather not say."
+		case strings.Contains(first, "WANT=fail"):
+			return `{"reasoning":"the change breaks the build","verdict":"fail"}`
+		}
+		return `{"reasoning":"the change does the task","verdict":"pass"}`
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "gavel.db")
+	var b strings.Builder
+	// 12 records: labels alternate; the judge answers fail for records 0-3,
+	// garbage for 4 and 5, pass for the rest.
+	for i := range 12 {
+		want := "pass"
+		switch {
+		case i < 4:
+			want = "fail"
+		case i < 6:
+			want = "garbage"
+		}
+		status := "passed"
+		if i%2 == 0 {
+			status = "failed"
+		}
+		fmt.Fprintf(&b, `{"id":"r%02d","task":"task %d","candidate":"patch WANT=%s","group":"g%d","outcome":{"status":%q}}`+"\n", i, i, want, i, status)
+	}
+	in := filepath.Join(dir, "records.jsonl")
+	os.WriteFile(in, []byte(b.String()), 0o644)
+	mustGavel(t, db, "ingest", in)
+	mustGavel(t, db, "split", "all", "--train", "0", "--val", "0", "--test", "1")
+	var e evalJSON
+	decodeJSON(t, mustGavel(t, db, "eval", "--judge", "passfail", "--split", "all:test", "--model", "openai:judge-model",
+		"--base-url", srv.URL+"/v1", "--json", "--resamples", "200"), &e)
+	if e.N != 12 || e.Invalid != 2 || e.Simulated {
+		t.Fatalf("eval %+v", e)
+	}
+	// Valid: r00-r03 judged fail (labels fail,pass,fail,pass), r06-r11 judged
+	// pass (labels fail,pass,...): TP 2, FP 2, FN 3, TN 3; Po 0.5.
+	// Pooled fail share (4 + 5) / 20 = 0.45: Pe = 0.45^2 + 0.55^2 = 0.505.
+	want := (0.5 - 0.505) / (1 - 0.505)
+	if d := *e.ScottPi.Value - want; d > 1e-9 || d < -1e-9 {
+		t.Fatalf("pi %v, want %v", *e.ScottPi.Value, want)
+	}
+	// Every garbage answer was asked for again once, with the problem shown.
+	repairs := 0
+	for _, c := range srv.Calls() {
+		if c.HasAssistant {
+			repairs++
+		}
+	}
+	if repairs != 2 {
+		t.Fatalf("%d repair calls, want 2", repairs)
+	}
+	n := srv.Count()
+	decodeJSON(t, mustGavel(t, db, "eval", "--judge", "passfail", "--split", "all:test", "--model", "openai:judge-model",
+		"--base-url", srv.URL+"/v1", "--json", "--resamples", "200"), &e)
+	if srv.Count() != n || e.Invalid != 2 {
+		t.Fatalf("rerun sent %d calls; invalid %d", srv.Count()-n, e.Invalid)
+	}
+}
