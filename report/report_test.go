@@ -1,0 +1,101 @@
+package report_test
+
+import (
+	"bytes"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/metrics"
+	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/report"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.WriteFile(path, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update creates it)", err)
+	}
+	if string(want) != got {
+		t.Fatalf("%s changed (go test -update to accept)", name)
+	}
+}
+
+func evaluation(t *testing.T) *judge.Evaluation {
+	s, _ := judge.Load("rubric5")
+	var rs []*record.Record
+	vs := map[string]judge.Verdict{}
+	for i := range 40 {
+		st := record.StatusPassed
+		if i%3 == 0 {
+			st = record.StatusFailed
+		}
+		r := &record.Record{ID: string(rune('A' + i)), Task: "t", Group: string(rune('a' + i/4)), Outcome: record.Outcome{Status: st}}
+		r.Normalize()
+		rs = append(rs, r)
+		score := float64(5 - i%4)
+		out := judge.Fail
+		if score >= 5 {
+			out = judge.Pass
+		}
+		if i == 7 {
+			out = judge.Invalid
+		}
+		vs[r.ID] = judge.Verdict{RecordID: r.ID, Outcome: out, Score: score}
+	}
+	e, err := judge.Evaluate(s, "sim", rs, vs, 0, metrics.BootstrapOptions{Resamples: 300, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestEvalPageGolden(t *testing.T) {
+	e := evaluation(t)
+	var b bytes.Buffer
+	err := report.WriteEval(&b, &report.EvalReport{Title: "[simulated] Judge evaluation: rubric5 on main:test", Simulated: true,
+		Split: "main:test", Intervals: "300 resamples", Version: "test", Sections: []report.EvalSection{{Name: "rubric5", Eval: e}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	golden(t, "eval.html", page)
+	for _, want := range []string{"Simulated.", "<svg", "Confusion matrix", "Metrics by pass threshold", "1 invalid answers"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "<script") || strings.Contains(page, "http://") && !strings.Contains(page, "http://www.w3.org/2000/svg") {
+		t.Error("the page is not self-contained")
+	}
+}
+
+func TestChartsEscapeAndSkipGaps(t *testing.T) {
+	svg := string(report.LineChart(`<b>"pi"</b>`, "x", []report.Series{{Name: "a&b", Points: []report.Point{{0, 0.5}, {1, math.NaN()}, {2, 0.7}}}}, 0, 1))
+	if strings.Contains(svg, "<b>") || !strings.Contains(svg, "a&amp;b") {
+		t.Fatalf("labels not escaped: %s", svg)
+	}
+	// The undefined point breaks the line: two move commands, no NaN.
+	d := svg[strings.Index(svg, `<path d="`)+len(`<path d="`):]
+	d = d[:strings.Index(d, `"`)]
+	if strings.Count(d, "M") != 2 || strings.Count(d, "L") != 0 || strings.Contains(svg, "NaN") {
+		t.Fatalf("gap not drawn as a gap: %s", svg)
+	}
+	c := string(report.Confusion("c", []string{"fail", "pass"}, [][]int{{3, 1}, {2, 7}}))
+	for _, n := range []string{">3<", ">1<", ">2<", ">7<"} {
+		if !strings.Contains(c, n) {
+			t.Fatalf("confusion lacks %s", n)
+		}
+	}
+}
