@@ -207,3 +207,39 @@ func (s *Spec) Request(model string, in Input) (*llm.Request, error) {
 	return &llm.Request{Model: model, Messages: msgs, Temperature: s.Params.Temperature,
 		MaxTokens: s.Params.MaxTokens, Seed: s.Params.Seed, Schema: s.Schema()}, nil
 }
+
+// ShownInput is one input a judge sees, as another prompt (the teacher's,
+// the edit proposer's) shows it: a label, a fence tag and the text.
+type ShownInput struct {
+	Name, Label, Tag, Text string
+}
+
+// Shown lists what a record judge sees of an input, in the spec's inputs
+// order; empty inputs are left out.
+func (s *Spec) Shown(in Input) []ShownInput {
+	var out []ShownInput
+	for _, key := range s.Inputs {
+		var si ShownInput
+		switch key {
+		case "task":
+			si = ShownInput{key, "The task the agent was given", "task", in.Task}
+		case "candidate":
+			si = ShownInput{key, "The agent's change", "candidate", in.Candidate}
+		case "reference":
+			si = ShownInput{key, "A reference change that solves the task", "reference", in.Reference}
+		default:
+			k, ok := strings.CutPrefix(key, "context.")
+			if !ok {
+				continue
+			}
+			si = ShownInput{key, contextLabel(k), "context_" + k, in.Context[k]}
+		}
+		if strings.TrimSpace(si.Text) != "" {
+			out = append(out, si)
+		}
+	}
+	return out
+}
+
+// Sees reports whether the judge sees an input.
+func (s *Spec) Sees(name string) bool { return slices.Contains(s.Inputs, name) }

@@ -31,6 +31,13 @@ type PromptVersion struct {
 	Parent    string `json:"parent,omitempty"`
 	Iteration int    `json:"iteration"`
 	Note      string `json:"note,omitempty"`
+	// Edits are the accepted edits that made this version from its parent.
+	Edits []string `json:"edits,omitempty"`
+	// Metrics are its figures where calibration measured them (e.g.
+	// train_scott_pi, val_scott_pi).
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// CreatedAt is set by the store.
+	CreatedAt string `json:"created_at,omitempty"`
 }
 
 // VersionOf returns the prompt version of a spec.

@@ -104,12 +104,12 @@ const (
 	PassReason        // the prompt says the signal is harmless
 )
 
-var passCues = []string{"not a reason to fail", "not a reason to reject", "no reason to fail", "not a problem",
+var passCues = []string{"not a reason to", "no reason to fail", "not a problem",
 	"harmless", "benign", "acceptable", "is fine", "are fine", "does not matter", "doesn't matter",
 	"should not fail", "should not be failed", "do not fail", "don't fail", "ignore", "alone is not", "by itself is not",
 	"not on its own", "should pass", "may pass"}
 
-var failCues = []string{"fail", "reject", "wrong", "bug", "incorrect", "break", "broken", "must not", "never",
+var failCues = []string{"fail", "answer no", "reject", "wrong", "bug", "incorrect", "break", "broken", "must not", "never",
 	"unacceptable", "not acceptable", "dangerous", "unsafe"}
 
 // Stances reads a prompt's instructions for the signals it names and how.

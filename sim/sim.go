@@ -55,6 +55,10 @@ func (Model) Complete(ctx context.Context, name string, req *llm.Request) (*llm.
 			resp.Text = text
 			return withUsage(resp, req), nil
 		}
+		if text, ok := roleAnswer(g, req); ok {
+			resp.Text = text
+			return withUsage(resp, req), nil
+		}
 		var schema any
 		if err := json.Unmarshal(req.Schema.JSON, &schema); err != nil {
 			return nil, llm.Fatal(fmt.Errorf("sim: schema %s: %w", req.Schema.Name, err))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/teacher"
 )
 
 var _ judge.Store = (*DB)(nil)
@@ -17,36 +18,71 @@ func (db *DB) SavePrompt(ctx context.Context, p *judge.PromptVersion) error {
 	if err != nil {
 		return err
 	}
-	var parent any
+	var parent, edits, metrics any
 	if p.Parent != "" {
 		parent = p.Parent
 	}
-	_, err = db.db.ExecContext(ctx, `INSERT INTO prompt_versions (hash, judge, kind, spec, parent, iteration, note, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING`,
-		p.Hash, p.Judge, string(p.Spec.Kind), string(spec), parent, p.Iteration, p.Note, db.timestamp())
+	if len(p.Edits) > 0 {
+		b, _ := json.Marshal(p.Edits)
+		edits = string(b)
+	}
+	if len(p.Metrics) > 0 {
+		b, _ := json.Marshal(p.Metrics)
+		metrics = string(b)
+	}
+	// A version is stored once; what calibration learns about it later
+	// (lineage, edits, metrics) is added without erasing what is known.
+	_, err = db.db.ExecContext(ctx, `INSERT INTO prompt_versions (hash, judge, kind, spec, parent, iteration, note, edits, metrics, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (hash) DO UPDATE SET
+			parent = COALESCE(excluded.parent, parent),
+			iteration = CASE WHEN excluded.iteration > 0 THEN excluded.iteration ELSE iteration END,
+			note = CASE WHEN excluded.note != '' THEN excluded.note ELSE note END,
+			edits = COALESCE(excluded.edits, edits),
+			metrics = COALESCE(excluded.metrics, metrics)`,
+		p.Hash, p.Judge, string(p.Spec.Kind), string(spec), parent, p.Iteration, p.Note, edits, metrics, db.timestamp())
 	if err != nil {
 		return fmt.Errorf("save prompt version %.12s: %w", p.Hash, err)
 	}
 	return nil
 }
 
-// Prompt returns a stored prompt version by hash (or a unique prefix).
+const promptColumns = `hash, judge, spec, COALESCE(parent, ''), iteration, note, COALESCE(edits, ''), COALESCE(metrics, ''), created_at`
+
+func scanPrompt(rows *sql.Rows) (*judge.PromptVersion, error) {
+	p := &judge.PromptVersion{Spec: &judge.Spec{}}
+	var spec, edits, metrics string
+	if err := rows.Scan(&p.Hash, &p.Judge, &spec, &p.Parent, &p.Iteration, &p.Note, &edits, &metrics, &p.CreatedAt); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(spec), p.Spec); err != nil {
+		return nil, fmt.Errorf("prompt version %.12s: %w", p.Hash, err)
+	}
+	if edits != "" {
+		json.Unmarshal([]byte(edits), &p.Edits)
+	}
+	if metrics != "" {
+		json.Unmarshal([]byte(metrics), &p.Metrics)
+	}
+	return p, nil
+}
+
+// Prompt returns a stored prompt version by hash (or a unique prefix of
+// at least four characters).
 func (db *DB) Prompt(ctx context.Context, hash string) (*judge.PromptVersion, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT hash, judge, spec, COALESCE(parent, ''), iteration, note
-		FROM prompt_versions WHERE hash LIKE ? || '%' LIMIT 2`, hash)
+	if len(hash) < 4 {
+		return nil, fmt.Errorf("prompt version %q: give at least four characters of its hash", hash)
+	}
+	rows, err := db.db.QueryContext(ctx, `SELECT `+promptColumns+` FROM prompt_versions WHERE hash LIKE ? || '%' LIMIT 2`, hash)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []*judge.PromptVersion
 	for rows.Next() {
-		p := &judge.PromptVersion{Spec: &judge.Spec{}}
-		var spec string
-		if err := rows.Scan(&p.Hash, &p.Judge, &spec, &p.Parent, &p.Iteration, &p.Note); err != nil {
+		p, err := scanPrompt(rows)
+		if err != nil {
 			return nil, err
-		}
-		if err := json.Unmarshal([]byte(spec), p.Spec); err != nil {
-			return nil, fmt.Errorf("prompt version %.12s: %w", p.Hash, err)
 		}
 		out = append(out, p)
 	}
@@ -57,6 +93,25 @@ func (db *DB) Prompt(ctx context.Context, hash string) (*judge.PromptVersion, er
 		return nil, fmt.Errorf("prompt version %q is ambiguous: give more of its hash", hash)
 	}
 	return out[0], rows.Err()
+}
+
+// Prompts lists stored prompt versions, of one judge or all, oldest first.
+func (db *DB) Prompts(ctx context.Context, judgeName string) ([]*judge.PromptVersion, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT `+promptColumns+` FROM prompt_versions
+		WHERE ? = '' OR judge = ? ORDER BY created_at, iteration, hash`, judgeName, judgeName)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*judge.PromptVersion
+	for rows.Next() {
+		p, err := scanPrompt(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
 }
 
 // SaveVerdicts implements judge.Store, in one transaction.
@@ -106,4 +161,40 @@ func (db *DB) Verdicts(ctx context.Context, prompt, model string) (map[string]ju
 		out[v.RecordID] = v
 	}
 	return out, rows.Err()
+}
+
+// SaveDecisions stores the teacher's decisions, in one transaction.
+func (db *DB) SaveDecisions(ctx context.Context, ds []teacher.Decision) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO teacher_decisions (record_id, prompt, model, action, label, body, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (record_id, prompt, model) DO UPDATE SET action = excluded.action, label = excluded.label,
+				body = excluded.body, created_at = excluded.created_at`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		now := db.timestamp()
+		for _, d := range ds {
+			body, err := json.Marshal(d)
+			if err != nil {
+				return err
+			}
+			if _, err := stmt.ExecContext(ctx, d.RecordID, d.Prompt, d.Model, string(d.Action), string(d.Label), string(body), now); err != nil {
+				return fmt.Errorf("save teacher decision on %s: %w", d.RecordID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// SaveCalibration keeps a calibration's result.
+func (db *DB) SaveCalibration(ctx context.Context, judgeName, selected string, result any) error {
+	b, err := json.Marshal(result)
+	if err != nil {
+		return err
+	}
+	_, err = db.db.ExecContext(ctx, `INSERT INTO calibrations (judge, selected, result, created_at) VALUES (?, ?, ?, ?)`,
+		judgeName, selected, string(b), db.timestamp())
+	return err
 }

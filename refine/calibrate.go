@@ -1,0 +1,474 @@
+// Package refine is AutoRefine's calibration loop, its baselines and its
+// studies. Calibration reruns a judge's prompt on training records kept by
+// an informed teacher, turns each disagreement into proposed edits,
+// balances reasons to fail with reasons to pass, has the edits applied
+// under a length cap, and picks the final prompt among all versions by
+// Scott's pi on an uncurated validation part.
+//
+// Every model call goes through an llm.Client, so a calibration is a
+// deterministic function of the records, the configuration and the
+// answers: a run killed midway and started again replays the cached
+// answers and sends only what was never answered. Offline, each stage
+// records its pending requests and the run stops at the stage boundary.
+package refine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/metrics"
+	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/teacher"
+)
+
+// Store keeps what calibration produces. It is defined here, where it is
+// used; store/sqlite implements it.
+type Store interface {
+	judge.Store
+	SaveDecisions(ctx context.Context, ds []teacher.Decision) error
+}
+
+// Config is a calibration's configuration. Zero values take defaults.
+type Config struct {
+	Judge *judge.Spec
+	// Model is the judge's model; TeacherModel and EditorModel default to it.
+	Model, TeacherModel, EditorModel string
+	// MaxIter bounds the iterations (default 5).
+	MaxIter int
+	// MaxPromptChars caps the revised prompt (system prompt plus checks'
+	// questions); default twice the original's size, at least 4,000.
+	MaxPromptChars int
+	Concurrency    int
+	Boot           metrics.BootstrapOptions
+	// Progress, when set, reports each stage.
+	Progress func(stage string, done, total int)
+}
+
+// Data are the split's parts. Train is filtered by the teacher; Val is used
+// whole; Test only for the final report.
+type Data struct {
+	Train, Val, Test []*record.Record
+}
+
+// Version is one prompt version of a calibration.
+type Version struct {
+	Hash      string      `json:"hash"`
+	Parent    string      `json:"parent,omitempty"`
+	Iteration int         `json:"iteration"`
+	Spec      *judge.Spec `json:"-"`
+	// Accepted are the edits that made it; Dropped the unpaired proposals
+	// left out; Proposed all proposals of the iteration.
+	Accepted []Proposal `json:"accepted,omitempty"`
+	Dropped  int        `json:"dropped"`
+	Proposed int        `json:"proposed"`
+	// TrainPi is on the teacher's kept training records, ValPi on the
+	// whole validation part; Disagreements count kept training records it
+	// gets wrong.
+	TrainPi       metrics.Value `json:"train_scott_pi"`
+	ValPi         metrics.Value `json:"val_scott_pi"`
+	Disagreements int           `json:"disagreements"`
+	Note          string        `json:"note,omitempty"`
+}
+
+// Result is a calibration's outcome.
+type Result struct {
+	Judge      string             `json:"judge"`
+	Kind       judge.Kind         `json:"kind"`
+	Inputs     []string           `json:"inputs"`
+	Teacher    teacher.Stats      `json:"teacher"`
+	Decisions  []teacher.Decision `json:"-"`
+	Versions   []*Version         `json:"versions"`
+	Selected   int                `json:"selected"`
+	Iterations int                `json:"iterations"`
+	StopReason string             `json:"stop_reason"`
+	MaxChars   int                `json:"max_prompt_chars"`
+	// On the test part: the original prompt, the original with its rubric
+	// threshold tuned on train (nil for binary judges), the selected
+	// prompt, and the paired difference selected minus original.
+	Original       *judge.Evaluation       `json:"-"`
+	Tuned          *judge.Evaluation       `json:"-"`
+	TunedThreshold int                     `json:"tuned_threshold,omitempty"`
+	Calibrated     *judge.Evaluation       `json:"-"`
+	Gain           map[string]judge.Figure `json:"gain"`
+}
+
+// SelectedSpec returns the selected prompt.
+func (r *Result) SelectedSpec() *judge.Spec { return r.Versions[r.Selected].Spec }
+
+// stage collects the pending requests of one stage of calibration.
+type stage struct {
+	name    string
+	pending int
+}
+
+func (s *stage) err() error {
+	if s.pending == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: %d requests: %w", s.name, s.pending, llm.ErrPending)
+}
+
+type calibration struct {
+	ctx    context.Context
+	client llm.Client
+	st     Store
+	cfg    Config
+}
+
+// judgeSet judges records with a spec and stores the verdicts.
+func (c *calibration) judgeSet(sg *stage, s *judge.Spec, rs []*record.Record, what string) (map[string]judge.Verdict, error) {
+	if err := c.st.SavePrompt(c.ctx, judge.VersionOf(s)); err != nil {
+		return nil, err
+	}
+	res, err := judge.Run(c.ctx, c.client, s, c.cfg.Model, rs, judge.RunOptions{Concurrency: c.cfg.Concurrency,
+		Progress: c.progress("judge "+s.ShortVersion()+" on "+what, len(rs))})
+	if res != nil && len(res.Verdicts) > 0 {
+		if err := c.st.SaveVerdicts(context.WithoutCancel(c.ctx), res.Verdicts); err != nil {
+			return nil, err
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Failed) > 0 {
+		return nil, fmt.Errorf("%d records could not be judged; first: %w", len(res.Failed), res.Failed[0])
+	}
+	sg.pending += res.Pending
+	out := map[string]judge.Verdict{}
+	for _, v := range res.Verdicts {
+		out[v.RecordID] = v
+	}
+	return out, nil
+}
+
+func (c *calibration) progress(stage string, total int) func(int, int) {
+	if c.cfg.Progress == nil {
+		return nil
+	}
+	return func(done, _ int) { c.cfg.Progress(stage, done, total) }
+}
+
+// Calibrate runs AutoRefine's calibration of cfg.Judge.
+func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg Config) (*Result, error) {
+	if cfg.Judge.Kind != judge.Binary && cfg.Judge.Kind != judge.Rubric {
+		return nil, fmt.Errorf("calibration works on binary and rubric judges, not %s", cfg.Judge.Kind)
+	}
+	if len(data.Train) == 0 || len(data.Val) == 0 || len(data.Test) == 0 {
+		return nil, errors.New("calibration needs records in train, val and test")
+	}
+	if cfg.MaxIter <= 0 {
+		cfg.MaxIter = 5
+	}
+	if cfg.TeacherModel == "" {
+		cfg.TeacherModel = cfg.Model
+	}
+	if cfg.EditorModel == "" {
+		cfg.EditorModel = cfg.Model
+	}
+	if cfg.MaxPromptChars <= 0 {
+		cfg.MaxPromptChars = max(4000, 2*PromptSize(cfg.Judge))
+	}
+	if PromptSize(cfg.Judge) > cfg.MaxPromptChars {
+		return nil, fmt.Errorf("the original prompt (%d characters) is already over the cap of %d", PromptSize(cfg.Judge), cfg.MaxPromptChars)
+	}
+	c := &calibration{ctx: ctx, client: client, st: st, cfg: cfg}
+	res := &Result{Judge: cfg.Judge.Name, Kind: cfg.Judge.Kind, Inputs: cfg.Judge.Inputs, MaxChars: cfg.MaxPromptChars}
+	noBoot := metrics.BootstrapOptions{Resamples: -1}
+
+	// Stage 1: the teacher on train; the original prompt on all of train
+	// (the threshold-tuned baseline needs it), on val and on test.
+	s1 := &stage{name: "teacher and original prompt"}
+	ds, pending, err := teacher.Run(ctx, client, cfg.Judge, cfg.TeacherModel, data.Train, cfg.Concurrency, func(done int) {
+		if cfg.Progress != nil {
+			cfg.Progress("teacher", done, len(data.Train))
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	s1.pending += pending
+	if len(ds) > 0 {
+		if err := st.SaveDecisions(context.WithoutCancel(ctx), ds); err != nil {
+			return nil, err
+		}
+	}
+	orig := cfg.Judge
+	trainAll, err := c.judgeSet(s1, orig, data.Train, "train")
+	if err != nil {
+		return nil, err
+	}
+	valV, err := c.judgeSet(s1, orig, data.Val, "val")
+	if err != nil {
+		return nil, err
+	}
+	testOrig, err := c.judgeSet(s1, orig, data.Test, "test")
+	if err != nil {
+		return nil, err
+	}
+	if err := s1.err(); err != nil {
+		return nil, err
+	}
+	res.Decisions = ds
+	res.Teacher = teacher.Summarise(data.Train, ds)
+	kept := teacher.KeptSet(data.Train, ds)
+	if len(kept) == 0 {
+		return nil, errors.New("the teacher kept no training record: nothing to calibrate on (see its abstentions)")
+	}
+	justification := map[string]string{}
+	for _, d := range ds {
+		justification[d.RecordID] = d.Justification
+	}
+
+	cur := &Version{Hash: orig.Version(), Spec: orig}
+	curTrain := subset(trainAll, kept)
+	if err := c.measure(cur, kept, curTrain, data.Val, valV); err != nil {
+		return nil, err
+	}
+	if err := c.saveVersion(cur); err != nil {
+		return nil, err
+	}
+	res.Versions = []*Version{cur}
+	threshold := orig.PassThreshold()
+
+	for it := 1; it <= cfg.MaxIter; it++ {
+		res.Iterations = it
+		dis := disagreements(cur.Spec, kept, curTrain, threshold)
+		if len(dis) == 0 {
+			res.StopReason = "no disagreement on the training records"
+			break
+		}
+		// Proposals, one call per disagreement.
+		sp := &stage{name: fmt.Sprintf("iteration %d: edit proposals", it)}
+		props, err := c.propose(sp, cur.Spec, dis, curTrain, justification, threshold)
+		if err != nil {
+			return nil, err
+		}
+		if err := sp.err(); err != nil {
+			return nil, err
+		}
+		accepted, dropped := Balance(props)
+		if len(accepted) == 0 {
+			res.StopReason = fmt.Sprintf("iteration %d: no balanced edit (%d proposals, %d unpaired dropped)", it, len(props), dropped)
+			break
+		}
+		// One applier call (and one retry) under the length cap.
+		revised, note, err := applyEdits(ctx, client, cur.Spec, cfg.EditorModel, accepted, cfg.MaxPromptChars)
+		if errors.Is(err, llm.ErrPending) {
+			return nil, fmt.Errorf("iteration %d: applying edits: 1 request: %w", it, llm.ErrPending)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if revised == nil || revised.Version() == cur.Spec.Version() {
+			if note == "" {
+				note = "the revision changed nothing"
+			}
+			res.StopReason = fmt.Sprintf("iteration %d: %s", it, note)
+			break
+		}
+		next := &Version{Hash: revised.Version(), Parent: cur.Hash, Iteration: it, Spec: revised,
+			Accepted: accepted, Dropped: dropped, Proposed: len(props), Note: note}
+		// The new version on the kept training records and on val.
+		sj := &stage{name: fmt.Sprintf("iteration %d: judging the new prompt", it)}
+		nextTrain, err := c.judgeSet(sj, revised, kept, "train")
+		if err != nil {
+			return nil, err
+		}
+		nextVal, err := c.judgeSet(sj, revised, data.Val, "val")
+		if err != nil {
+			return nil, err
+		}
+		if err := sj.err(); err != nil {
+			return nil, err
+		}
+		if err := c.measure(next, kept, nextTrain, data.Val, nextVal); err != nil {
+			return nil, err
+		}
+		if err := c.saveVersion(next); err != nil {
+			return nil, err
+		}
+		res.Versions = append(res.Versions, next)
+		cur, curTrain = next, nextTrain
+		if it == cfg.MaxIter {
+			res.StopReason = fmt.Sprintf("reached --max-iter %d", cfg.MaxIter)
+		}
+	}
+	if res.StopReason != "" && cur.Disagreements == 0 && len(res.Versions) > 0 {
+		// Count the final version's disagreements for the report.
+		cur.Disagreements = len(disagreements(cur.Spec, kept, curTrain, threshold))
+	}
+
+	// Selection: the best validation pi among all versions, the original
+	// included; ties go to the earlier.
+	res.Selected = Select(res.Versions)
+
+	// Test: the original, the tuned original (rubric), the selected.
+	selected := res.Versions[res.Selected].Spec
+	st2 := &stage{name: "test"}
+	testSel := testOrig
+	if res.Selected != 0 {
+		if testSel, err = c.judgeSet(st2, selected, data.Test, "test"); err != nil {
+			return nil, err
+		}
+	}
+	if err := st2.err(); err != nil {
+		return nil, err
+	}
+	if res.Original, err = judge.Evaluate(orig, cfg.Model, data.Test, testOrig, 0, cfg.Boot); err != nil {
+		return nil, err
+	}
+	if res.Calibrated, err = judge.Evaluate(selected, cfg.Model, data.Test, testSel, 0, cfg.Boot); err != nil {
+		return nil, err
+	}
+	if orig.Kind == judge.Rubric {
+		te, err := judge.Evaluate(orig, cfg.Model, data.Train, trainAll, 0, noBoot)
+		if err != nil {
+			return nil, err
+		}
+		if res.TunedThreshold, _, err = te.TuneThreshold("scott_pi"); err != nil {
+			return nil, err
+		}
+		if res.Tuned, err = judge.Evaluate(orig, cfg.Model, data.Test, testOrig, res.TunedThreshold, cfg.Boot); err != nil {
+			return nil, err
+		}
+	}
+	if res.Gain, err = res.Calibrated.Compare(res.Original, cfg.Boot); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Select returns the index of the version with the best validation pi;
+// ties (and undefined values) go to the earlier version.
+func Select(vs []*Version) int {
+	best := 0
+	for i, v := range vs {
+		if !v.ValPi.Defined() {
+			continue
+		}
+		if !vs[best].ValPi.Defined() || v.ValPi.V > vs[best].ValPi.V+1e-12 {
+			best = i
+		}
+	}
+	return best
+}
+
+func subset(vs map[string]judge.Verdict, rs []*record.Record) map[string]judge.Verdict {
+	out := make(map[string]judge.Verdict, len(rs))
+	for _, r := range rs {
+		if v, ok := vs[r.ID]; ok {
+			out[r.ID] = v
+		}
+	}
+	return out
+}
+
+// measure fills a version's train and validation figures.
+func (c *calibration) measure(v *Version, train []*record.Record, trainV map[string]judge.Verdict, val []*record.Record, valV map[string]judge.Verdict) error {
+	noBoot := metrics.BootstrapOptions{Resamples: -1}
+	te, err := judge.Evaluate(v.Spec, c.cfg.Model, train, trainV, 0, noBoot)
+	if err != nil {
+		return err
+	}
+	ve, err := judge.Evaluate(v.Spec, c.cfg.Model, val, valV, 0, noBoot)
+	if err != nil {
+		return err
+	}
+	v.TrainPi, v.ValPi = te.Metrics.ScottPi, ve.Metrics.ScottPi
+	v.Disagreements = len(disagreements(v.Spec, train, trainV, v.Spec.PassThreshold()))
+	return nil
+}
+
+func (c *calibration) saveVersion(v *Version) error {
+	pv := judge.VersionOf(v.Spec)
+	pv.Parent, pv.Iteration, pv.Note = v.Parent, v.Iteration, v.Note
+	for _, e := range v.Accepted {
+		pv.Edits = append(pv.Edits, e.Kind+": "+e.Text)
+	}
+	pv.Metrics = map[string]float64{"disagreements": float64(v.Disagreements)}
+	if v.TrainPi.Defined() {
+		pv.Metrics["train_scott_pi"] = v.TrainPi.V
+	}
+	if v.ValPi.Defined() {
+		pv.Metrics["val_scott_pi"] = v.ValPi.V
+	}
+	return c.st.SavePrompt(c.ctx, pv)
+}
+
+// disagreements lists the kept training records whose valid verdict
+// differs from their label, in record order.
+func disagreements(s *judge.Spec, rs []*record.Record, vs map[string]judge.Verdict, threshold int) []*record.Record {
+	var out []*record.Record
+	for _, r := range rs {
+		v, ok := vs[r.ID]
+		if !ok {
+			continue
+		}
+		o := v.Decide(s.Kind, threshold)
+		if o == judge.Invalid {
+			continue
+		}
+		if string(o) != string(r.Outcome.Label) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// propose makes one proposer call per disagreement and returns all
+// proposals in record order.
+func (c *calibration) propose(sg *stage, s *judge.Spec, dis []*record.Record, vs map[string]judge.Verdict, justification map[string]string, threshold int) ([]Proposal, error) {
+	type result struct {
+		i     int
+		props []Proposal
+	}
+	var mu sync.Mutex
+	var results []result
+	var firstErr error
+	sem := make(chan struct{}, max(c.cfg.Concurrency, 1))
+	var wg sync.WaitGroup
+	done := 0
+	for i, r := range dis {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			v := vs[r.ID]
+			req, err := ProposerRequest(s, c.cfg.EditorModel, r, &v, threshold, justification[r.ID])
+			var resp *llm.Response
+			if err == nil {
+				resp, err = c.client.Complete(c.ctx, req)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			done++
+			if c.cfg.Progress != nil {
+				c.cfg.Progress("edit proposals", done, len(dis))
+			}
+			switch {
+			case errors.Is(err, llm.ErrPending):
+				sg.pending++
+			case err != nil:
+				if firstErr == nil {
+					firstErr = fmt.Errorf("proposer on record %s: %w", r.ID, err)
+				}
+			default:
+				results = append(results, result{i, ParseProposals(resp)})
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	sort.Slice(results, func(a, b int) bool { return results[a].i < results[b].i })
+	var out []Proposal
+	for _, r := range results {
+		out = append(out, r.props...)
+	}
+	return out, nil
+}

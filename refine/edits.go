@@ -1,0 +1,343 @@
+package refine
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"text/template"
+
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/record"
+)
+
+// The kinds of edit proposals.
+const (
+	FailReason = "fail_reason"
+	PassReason = "pass_reason"
+	Reword     = "reword"
+	Remove     = "remove"
+)
+
+// Proposal is one proposed edit to a judge's prompt.
+type Proposal struct {
+	Kind   string `json:"kind"`
+	Text   string `json:"text"`
+	Target string `json:"target,omitempty"`
+	// Count is how many disagreements proposed it (after merging).
+	Count int `json:"count,omitempty"`
+}
+
+func (p Proposal) key() string {
+	norm := func(s string) string {
+		return strings.TrimRight(strings.ToLower(strings.Join(strings.Fields(s), " ")), ".")
+	}
+	return p.Kind + "\x00" + norm(p.Text) + "\x00" + norm(p.Target)
+}
+
+// Balance merges identical proposals and pairs every new reason to fail
+// with a reason to pass, most proposed first; the unpaired reasons are
+// dropped and counted (AutoRefine's balanced edits, which keep a prompt
+// from drifting towards failing or passing everything). Rewordings and
+// removals are kept. The result is deterministic.
+func Balance(ps []Proposal) (accepted []Proposal, dropped int) {
+	merged := map[string]*Proposal{}
+	var order []string
+	for _, p := range ps {
+		if strings.TrimSpace(p.Text) == "" && p.Kind != Remove {
+			continue
+		}
+		k := p.key()
+		if m, ok := merged[k]; ok {
+			m.Count += max(p.Count, 1)
+			continue
+		}
+		c := p
+		c.Count = max(p.Count, 1)
+		merged[k] = &c
+		order = append(order, k)
+	}
+	byKind := map[string][]Proposal{}
+	for _, k := range order {
+		m := merged[k]
+		byKind[m.Kind] = append(byKind[m.Kind], *m)
+	}
+	for _, kind := range []string{FailReason, PassReason} {
+		sort.SliceStable(byKind[kind], func(i, j int) bool {
+			a, b := byKind[kind][i], byKind[kind][j]
+			if a.Count != b.Count {
+				return a.Count > b.Count
+			}
+			return a.Text < b.Text
+		})
+	}
+	n := min(len(byKind[FailReason]), len(byKind[PassReason]))
+	for i := range n {
+		accepted = append(accepted, byKind[FailReason][i], byKind[PassReason][i])
+	}
+	dropped = len(byKind[FailReason]) + len(byKind[PassReason]) - 2*n
+	accepted = append(accepted, byKind[Reword]...)
+	accepted = append(accepted, byKind[Remove]...)
+	return accepted, dropped
+}
+
+//go:embed prompts/proposer_system.tmpl
+var proposerSystem string
+
+//go:embed prompts/proposer_user.tmpl
+var proposerUser string
+
+//go:embed prompts/applier_system.tmpl
+var applierSystem string
+
+//go:embed prompts/applier_user.tmpl
+var applierUser string
+
+var (
+	funcs          = template.FuncMap{"fence": judge.Fence}
+	proposerUserT  = template.Must(template.New("proposer").Funcs(funcs).Parse(proposerUser))
+	applierSystemT = template.Must(template.New("applier_system").Funcs(funcs).Parse(applierSystem))
+	applierUserT   = template.Must(template.New("applier").Funcs(funcs).Parse(applierUser))
+)
+
+var proposalSchema = &llm.Schema{Name: "edit_proposals", Description: "Proposed edits to the judge's prompt.", JSON: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "analysis": {"type": "string"},
+    "proposals": {"type": "array", "items": {
+      "type": "object",
+      "properties": {
+        "kind": {"type": "string", "enum": ["fail_reason", "pass_reason", "reword", "remove"]},
+        "text": {"type": "string"},
+        "target": {"type": "string"}
+      },
+      "required": ["kind", "text", "target"],
+      "additionalProperties": false}}
+  },
+  "required": ["analysis", "proposals"],
+  "additionalProperties": false
+}`)}
+
+func render(t *template.Template, data any) (string, error) {
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(b.String()), nil
+}
+
+// ProposerRequest asks for edits from one disagreement: what the judge saw
+// (its rendered system prompt and inputs), its reasoning and verdict, the
+// label and the teacher's justification.
+func ProposerRequest(s *judge.Spec, model string, r *record.Record, v *judge.Verdict, threshold int, justification string) (*llm.Request, error) {
+	msgs, err := s.Messages(judge.InputOf(r))
+	if err != nil {
+		return nil, err
+	}
+	reasoning := v.Reasoning
+	if len(v.Checks) > 0 {
+		var no []string
+		for _, c := range s.Checks {
+			if !v.Checks[c.Name] {
+				no = append(no, c.Name)
+			}
+		}
+		reasoning += fmt.Sprintf("\n\nChecks answered no: %s.", strings.Join(no, ", "))
+	}
+	user, err := render(proposerUserT, map[string]any{
+		"Prompt": msgs[0].Content, "Shown": s.Shown(judge.InputOf(r)), "Reasoning": reasoning,
+		"Verdict": string(v.Decide(s.Kind, threshold)), "Label": string(r.Outcome.Label), "Justification": justification,
+	})
+	if err != nil {
+		return nil, err
+	}
+	zero := 0.0
+	return &llm.Request{Model: model, Temperature: &zero, MaxTokens: 1500, Schema: proposalSchema,
+		Messages: []llm.Message{{Role: llm.System, Content: strings.TrimSpace(proposerSystem)}, {Role: llm.User, Content: user}}}, nil
+}
+
+// ParseProposals reads a proposer's answer; an unreadable one proposes
+// nothing.
+func ParseProposals(resp *llm.Response) []Proposal {
+	if resp.Invalid {
+		return nil
+	}
+	var a struct {
+		Proposals []Proposal `json:"proposals"`
+	}
+	raw := resp.JSON
+	if len(raw) == 0 {
+		raw = json.RawMessage(resp.Text)
+	}
+	if json.Unmarshal(raw, &a) != nil {
+		return nil
+	}
+	var out []Proposal
+	for _, p := range a.Proposals {
+		switch p.Kind {
+		case FailReason, PassReason, Reword, Remove:
+			p.Count = 0
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// PromptSize is what the length cap measures: the system prompt and, for
+// rubric judges, the checks' questions.
+func PromptSize(s *judge.Spec) int {
+	n := len(s.System)
+	for _, c := range s.Checks {
+		n += len(c.Question)
+	}
+	return n
+}
+
+func applierSchema(k judge.Kind) *llm.Schema {
+	if k == judge.Rubric {
+		return &llm.Schema{Name: "revised_prompt_rubric", Description: "The revised prompt and checks.", JSON: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "system": {"type": "string"},
+    "checks": {"type": "array", "items": {"type": "object",
+      "properties": {"name": {"type": "string"}, "question": {"type": "string"}},
+      "required": ["name", "question"], "additionalProperties": false}}
+  },
+  "required": ["system", "checks"],
+  "additionalProperties": false
+}`)}
+	}
+	return &llm.Schema{Name: "revised_prompt_binary", Description: "The revised prompt.", JSON: json.RawMessage(`{
+  "type": "object",
+  "properties": {"system": {"type": "string"}},
+  "required": ["system"],
+  "additionalProperties": false
+}`)}
+}
+
+// ApplierRequest asks for the prompt rewritten with the accepted edits.
+func ApplierRequest(s *judge.Spec, model string, edits []Proposal, maxChars int) (*llm.Request, error) {
+	var lines []string
+	for _, e := range edits {
+		switch e.Kind {
+		case Reword:
+			lines = append(lines, fmt.Sprintf("- %s: %q -> %q", e.Kind, e.Target, e.Text))
+		case Remove:
+			lines = append(lines, fmt.Sprintf("- %s: %q", e.Kind, e.Target))
+		default:
+			lines = append(lines, fmt.Sprintf("- %s: %s", e.Kind, e.Text))
+		}
+	}
+	checks, _ := json.MarshalIndent(s.Checks, "", "  ")
+	data := map[string]any{"Rubric": s.Kind == judge.Rubric, "MaxChars": maxChars, "Chars": PromptSize(s),
+		"Prompt": s.System, "Checks": string(checks), "Edits": strings.Join(lines, "\n")}
+	sys, err := render(applierSystemT, data)
+	if err != nil {
+		return nil, err
+	}
+	user, err := render(applierUserT, data)
+	if err != nil {
+		return nil, err
+	}
+	zero := 0.0
+	return &llm.Request{Model: model, Temperature: &zero, MaxTokens: 8192, Schema: applierSchema(s.Kind),
+		Messages: []llm.Message{{Role: llm.System, Content: sys}, {Role: llm.User, Content: user}}}, nil
+}
+
+var reAction = regexp.MustCompile(`\{\{.*?\}\}`)
+
+// ErrRejected is wrapped by the error of a revision that cannot be used.
+var ErrRejected = errors.New("revision rejected")
+
+// Revise reads an applier's answer into a new spec: the revision must keep
+// every template action, the checks' names and order, parse, and stay
+// within the length cap.
+func Revise(s *judge.Spec, resp *llm.Response, maxChars int) (*judge.Spec, error) {
+	if resp.Invalid {
+		return nil, fmt.Errorf("%w: %s", ErrRejected, resp.ParseError)
+	}
+	var a struct {
+		System string        `json:"system"`
+		Checks []judge.Check `json:"checks"`
+	}
+	raw := resp.JSON
+	if len(raw) == 0 {
+		raw = json.RawMessage(resp.Text)
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRejected, err)
+	}
+	c := *s
+	c.System = strings.TrimSpace(a.System) + "\n"
+	if s.Kind == judge.Rubric {
+		if len(a.Checks) != len(s.Checks) {
+			return nil, fmt.Errorf("%w: %d checks, want the %d named %s", ErrRejected, len(a.Checks), len(s.Checks), checkNames(s.Checks))
+		}
+		for i := range a.Checks {
+			if a.Checks[i].Name != s.Checks[i].Name || strings.TrimSpace(a.Checks[i].Question) == "" {
+				return nil, fmt.Errorf("%w: the checks must keep their names and order (%s), each with a question", ErrRejected, checkNames(s.Checks))
+			}
+		}
+		c.Checks = a.Checks
+	}
+	if !slices.Equal(reAction.FindAllString(s.System, -1), reAction.FindAllString(c.System, -1)) {
+		return nil, fmt.Errorf("%w: the template actions between {{ and }} were changed; keep them exactly", ErrRejected)
+	}
+	if n := PromptSize(&c); n > maxChars {
+		return nil, fmt.Errorf("%w: %d characters, over the cap of %d", ErrRejected, n, maxChars)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRejected, err)
+	}
+	return &c, nil
+}
+
+func checkNames(cs []judge.Check) string {
+	var n []string
+	for _, c := range cs {
+		n = append(n, c.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// applyEdits asks the editor model for a revision and checks it; a
+// rejected revision is asked for once more with the problem shown, then
+// given up (nil, with the reason).
+func applyEdits(ctx context.Context, client llm.Client, s *judge.Spec, model string, edits []Proposal, maxChars int) (*judge.Spec, string, error) {
+	req, err := ApplierRequest(s, model, edits, maxChars)
+	if err != nil {
+		return nil, "", err
+	}
+	var problem, first error
+	for attempt := range 2 {
+		resp, err := client.Complete(ctx, req)
+		if err != nil {
+			return nil, "", err
+		}
+		revised, err := Revise(s, resp, maxChars)
+		if err == nil {
+			note := ""
+			if attempt == 1 {
+				note = "the first revision was rejected (" + problem.Error() + "); the second was used"
+			}
+			return revised, note, nil
+		}
+		problem = err
+		if attempt == 0 {
+			first = err
+		}
+		retry := *req
+		retry.Messages = append(append([]llm.Message(nil), req.Messages...),
+			llm.Message{Role: llm.Assistant, Content: resp.Text},
+			llm.Message{Role: llm.User, Content: fmt.Sprintf("That revision cannot be used: %v. Revise the prompt again, keeping to every rule.", err)})
+		req = &retry
+	}
+	return nil, "the revision was rejected twice (" + first.Error() + "; then " + problem.Error() + "); the previous prompt was kept", nil
+}
