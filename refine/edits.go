@@ -57,6 +57,14 @@ func Balance(ps []Proposal) (accepted []Proposal, dropped int) {
 		k := p.key()
 		if m, ok := merged[k]; ok {
 			m.Count += max(p.Count, 1)
+			// Of spellings that differ only in case and spacing, keep the
+			// one that sorts first, so the input order does not matter.
+			if p.Text < m.Text {
+				m.Text = p.Text
+			}
+			if p.Target < m.Target {
+				m.Target = p.Target
+			}
 			continue
 		}
 		c := p

@@ -2,6 +2,7 @@ package refine_test
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/gavelhq/gavel/refine"
 	"github.com/gavelhq/gavel/sim"
 	"github.com/gavelhq/gavel/store/sqlite"
+	"github.com/gavelhq/gavel/teacher"
 )
 
 func simWorld(t testing.TB, n int, seed uint64) (*sqlite.DB, refine.Data) {
@@ -85,5 +87,66 @@ func TestCalibrateSimulated(t *testing.T) {
 		if c-o < 0.15 {
 			t.Errorf("%s: calibration gained %.3f, want at least 0.15", name, c-o)
 		}
+	}
+}
+
+func TestTeacherAndStudiesSimulated(t *testing.T) {
+	_, data := simWorld(t, 1500, 3)
+	ctx := context.Background()
+	s, _ := judge.Load("passfail")
+	ds, pending, err := teacher.Run(ctx, simClient(), s, "sim", data.Train, 8, nil)
+	if err != nil || pending != 0 {
+		t.Fatal(err, pending)
+	}
+	var hidden, hiddenAbst, explainable, explAbst int
+	byID := map[string]teacher.Decision{}
+	for _, d := range ds {
+		byID[d.RecordID] = d
+	}
+	for _, r := range data.Train {
+		var meta struct{ Sim sim.Truth }
+		json.Unmarshal(r.Meta, &meta)
+		d := byID[r.ID]
+		switch {
+		case meta.Sim.Hidden:
+			hidden++
+			if d.Action == teacher.Abstain {
+				hiddenAbst++
+			}
+		case !meta.Sim.NonCode && (meta.Sim.Fatal == (r.Outcome.Label == record.Fail)):
+			explainable++
+			if d.Action == teacher.Abstain {
+				explAbst++
+			}
+		}
+	}
+	t.Logf("hidden failures: %d of %d abstained; explainable: %d of %d abstained", hiddenAbst, hidden, explAbst, explainable)
+	if hidden < 10 || float64(hiddenAbst) < 0.7*float64(hidden) {
+		t.Errorf("the teacher abstained on %d of %d hidden failures, want at least 70%%", hiddenAbst, hidden)
+	}
+	if float64(explAbst) >= 0.1*float64(explainable) {
+		t.Errorf("the teacher abstained on %d of %d explainable records, want under 10%%", explAbst, explainable)
+	}
+
+	// Hiding the reference raises the teacher's abstentions on failures.
+	noRef, _ := s.WithInputs([]string{"task", "candidate"})
+	ds2, _, err := teacher.Run(ctx, simClient(), noRef, "sim", data.Train, 8, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	with, without := teacher.Summarise(data.Train, ds), teacher.Summarise(data.Train, ds2)
+	t.Logf("abstention on failures: %.2f with the reference, %.2f without", with.AbstainByLabel[record.Fail], without.AbstainByLabel[record.Fail])
+	if without.AbstainByLabel[record.Fail] <= with.AbstainByLabel[record.Fail] {
+		t.Error("hiding the reference did not raise abstentions on failures")
+	}
+
+	// The noise study: less noise after the teacher than before.
+	nr, err := refine.NoiseStudy(ctx, simClient(), s, "sim", data.Train, 0.25, 1, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("noise %.3f -> %.3f; removed %+v %+v", nr.Before, nr.After, *nr.Removed[record.Pass], *nr.Removed[record.Fail])
+	if nr.Before < 0.24 || nr.Before > 0.26 || nr.After >= nr.Before {
+		t.Errorf("noise before %.3f, after %.3f", nr.Before, nr.After)
 	}
 }
