@@ -1,0 +1,558 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/metrics"
+	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/refine"
+	"github.com/gavelhq/gavel/report"
+	"github.com/gavelhq/gavel/store/sqlite"
+	"github.com/gavelhq/gavel/teacher"
+)
+
+// loadParts reads a split's three parts.
+func loadParts(ctx context.Context, db *sqlite.DB, name string, exclude []string) (refine.Data, error) {
+	if name == "" {
+		return refine.Data{}, usagef("--split NAME is needed (make one with 'gavel split NAME')")
+	}
+	if strings.Contains(name, ":") {
+		return refine.Data{}, usagef("--split takes the split's name; calibration uses its train, val and test parts")
+	}
+	var d refine.Data
+	for _, p := range record.Parts {
+		rs, err := loadRecords(ctx, db, name+":"+string(p), exclude)
+		if err != nil {
+			return d, fmt.Errorf("%w (calibration needs all three parts)", err)
+		}
+		switch p {
+		case record.Train:
+			d.Train = rs
+		case record.Val:
+			d.Val = rs
+		default:
+			d.Test = rs
+		}
+	}
+	return d, nil
+}
+
+func (a *app) teachCmd() *cobra.Command {
+	var f judgeFlags
+	var teacherModel string
+	cmd := &cobra.Command{
+		Use:   "teach --judge J --split NAME:train --teacher-model M",
+		Short: "Run the informed teacher: keep, abstain on or correct each recorded label",
+		Long: `Ask the informed teacher about each record: it sees exactly what the judge sees plus
+the recorded outcome, and keeps the label with a justification, abstains when
+the outcome cannot be explained from those inputs, or (rarely) corrects it.
+Prints the counts and the abstention rates by status and label, and warns of an
+information gap when it abstains on most failures.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			s, err := f.loadJudge(f.judge)
+			if err != nil {
+				return err
+			}
+			db, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			rs, err := loadRecords(ctx, db, f.split, f.excludeStatus)
+			if err != nil {
+				return err
+			}
+			if teacherModel == "" {
+				teacherModel = f.model
+			}
+			svc, err := f.service(db, registry())
+			if err != nil {
+				return err
+			}
+			prog := a.newProgress(fmt.Sprintf("teacher: records of %d", len(rs)))
+			ds, pending, err := teacher.Run(ctx, svc, s, teacherModel, rs, f.concurrency, prog.update)
+			prog.done()
+			if len(ds) > 0 {
+				if err := db.SaveDecisions(context.WithoutCancel(ctx), ds); err != nil {
+					return err
+				}
+			}
+			if err != nil {
+				return stopped(err, pending)
+			}
+			if pending > 0 {
+				return stopped(llm.ErrPending, pending)
+			}
+			st := teacher.Summarise(rs, ds)
+			if a.json {
+				return a.writeJSON(map[string]any{"teacher": st, "model": teacherModel, "simulated": isSim(teacherModel), "calls": svc.Stats()})
+			}
+			a.printTeacher(teacherModel, st)
+			a.printCalls(svc.Stats())
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&teacherModel, "teacher-model", "", "teacher model (default --model)")
+	return cmd
+}
+
+func (a *app) printTeacher(model string, st teacher.Stats) {
+	fmt.Fprintf(a.stdout, "%steacher (%s): %d records: %d kept, %d abstained, %d corrected, %d unreadable\n",
+		simTag(model), model, st.Records, st.Kept, st.Abstained, st.Corrected, st.Invalid)
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	for _, l := range record.SortedKeys(st.AbstainByLabel) {
+		fmt.Fprintf(tw, "  abstains on label %s\t%.1f%%\n", l, 100*st.AbstainByLabel[l])
+	}
+	for _, s := range record.SortedKeys(st.AbstainByStatus) {
+		fmt.Fprintf(tw, "  abstains on status %s\t%.1f%%\n", s, 100*st.AbstainByStatus[s])
+	}
+	tw.Flush()
+	if st.InformationGap {
+		fmt.Fprintf(a.stderr, "warning: %s\n", teacher.InformationGapWarning)
+	}
+}
+
+type calibrateFlags struct {
+	judgeFlags
+	teacherModel, editorModel string
+	maxIter, maxChars         int
+	ablate                    string
+	reportFile                string
+	resamples                 int
+	seed                      uint64
+}
+
+func (a *app) calibrateCmd() *cobra.Command {
+	var f calibrateFlags
+	cmd := &cobra.Command{
+		Use:   "calibrate --judge J --split NAME --model M",
+		Short: "Recalibrate a judge's prompt from recorded outcomes (AutoRefine)",
+		Long: `Calibrate a judge's prompt on a split: the teacher filters train; each iteration
+runs the current prompt on the kept training records, asks for edits on every
+disagreement, balances reasons to fail with reasons to pass, and has them
+applied under a length cap; the version with the best validation pi (the
+original included) is selected and reported on test beside the original and,
+for rubric judges, the original with its threshold tuned on train, with the
+paired interval of the gain. Every version is stored ('gavel prompts').
+A killed run resumes from the cache; --offline stops at each stage boundary.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.calibrate(cmd, &f) },
+	}
+	f.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.teacherModel, "teacher-model", "", "teacher model (default --model)")
+	fl.StringVar(&f.editorModel, "editor-model", "", "model that proposes and applies edits (default --model)")
+	fl.IntVar(&f.maxIter, "max-iter", 5, "iterations at most")
+	fl.IntVar(&f.maxChars, "max-prompt-chars", 0, "length cap of the revised prompt (default twice the original, at least 4000)")
+	fl.StringVar(&f.ablate, "ablate-input", "", "also calibrate without this input (e.g. reference) and report both side by side")
+	fl.StringVar(&f.reportFile, "report", "", "write an HTML report to this file (and Markdown beside it)")
+	fl.IntVar(&f.resamples, "resamples", 10_000, "bootstrap resamples")
+	fl.Uint64Var(&f.seed, "seed", 1, "bootstrap seed")
+	return cmd
+}
+
+// calibrationRun calibrates one spec, with progress on stderr.
+func (a *app) calibrationRun(ctx context.Context, svc *llm.Service, db *sqlite.DB, s *judge.Spec, data refine.Data, model, teacherModel, editorModel string, maxIter, maxChars, concurrency int, boot metrics.BootstrapOptions) (*refine.Result, error) {
+	prog := map[string]*progress{}
+	res, err := refine.Calibrate(ctx, svc, db, data, refine.Config{
+		Judge: s, Model: model, TeacherModel: teacherModel, EditorModel: editorModel, MaxIter: maxIter,
+		MaxPromptChars: maxChars, Concurrency: concurrency, Boot: boot,
+		Progress: func(stage string, done, total int) {
+			p := prog[stage]
+			if p == nil {
+				for _, old := range prog {
+					old.done()
+				}
+				clear(prog)
+				p = a.newProgress(fmt.Sprintf("calibrate %s: %s (of %d)", s.Name, stage, total))
+				prog[stage] = p
+			}
+			p.update(done)
+		},
+	})
+	for _, p := range prog {
+		p.done()
+	}
+	if err != nil {
+		return nil, stopped(err, svc.Stats().Pending)
+	}
+	if err := db.SaveCalibration(context.WithoutCancel(ctx), s.Name, res.Versions[res.Selected].Hash, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
+	ctx := cmd.Context()
+	s, err := f.loadJudge(f.judge)
+	if err != nil {
+		return err
+	}
+	if f.maxIter < 1 || f.maxChars < 0 || f.resamples < 1 {
+		return usagef("--max-iter and --resamples must be at least 1, --max-prompt-chars not negative")
+	}
+	var ablated *judge.Spec
+	if f.ablate != "" {
+		if !s.Sees(f.ablate) {
+			return usagef("--ablate-input %s: the judge does not see it (its inputs: %s)", f.ablate, strings.Join(s.Inputs, ","))
+		}
+		inputs := slices.DeleteFunc(slices.Clone(s.Inputs), func(in string) bool { return in == f.ablate })
+		if ablated, err = s.WithInputs(inputs); err != nil {
+			return usagef("--ablate-input: %v", err)
+		}
+	}
+	db, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	data, err := loadParts(ctx, db, f.split, f.excludeStatus)
+	if err != nil {
+		return err
+	}
+	svc, err := f.service(db, registry())
+	if err != nil {
+		return err
+	}
+	boot := metrics.BootstrapOptions{Resamples: f.resamples, Seed: f.seed}
+	res, err := a.calibrationRun(ctx, svc, db, s, data, f.model, f.teacherModel, f.editorModel, f.maxIter, f.maxChars, f.concurrency, boot)
+	if err != nil {
+		return err
+	}
+	rep := &report.CalibrationReport{
+		Title:     fmt.Sprintf("%sCalibration of %s on %s", simTag(f.model), s.Name, f.split),
+		Simulated: isSim(f.model), Split: f.split, Version: buildVersion().Version,
+		Sections: []*report.CalibrationSection{{Title: s.Name, Result: res, Records: data.Train}},
+	}
+	out := map[string]any{"judges": []refine.JudgeSummary{res.Summary()}, "teacher": res.Teacher,
+		"simulated": isSim(f.model), "split": f.split}
+	if ablated != nil {
+		res2, err := a.calibrationRun(ctx, svc, db, ablated, data, f.model, f.teacherModel, f.editorModel, f.maxIter, f.maxChars, f.concurrency, boot)
+		if err != nil {
+			return err
+		}
+		rep.Sections = append(rep.Sections, &report.CalibrationSection{Title: s.Name + " without " + f.ablate, Result: res2, Records: data.Train})
+		rep.Ablation = &report.Ablation{Input: f.ablate, With: res, Without: res2}
+		out["ablation"] = map[string]any{"input": f.ablate, "without": res2.Summary(), "teacher_without": res2.Teacher}
+	}
+	calls := svc.Stats()
+	rep.Calls = &calls
+	out["calls"] = calls
+	if f.reportFile != "" {
+		if err := writeReports(f.reportFile, a.stdout, rep); err != nil {
+			return err
+		}
+	}
+	if a.json {
+		return a.writeJSON(out)
+	}
+	a.printCalibration(res)
+	if ablated != nil {
+		fmt.Fprintf(a.stdout, "\nwithout %s:\n", f.ablate)
+		a.printCalibration(rep.Ablation.Without)
+	}
+	if f.reportFile != "" {
+		fmt.Fprintf(a.stderr, "report written to %s\n", f.reportFile)
+	}
+	a.printCalls(calls)
+	return nil
+}
+
+// writeReports writes the HTML page and a Markdown twin (.md beside it).
+func writeReports(htmlFile string, stdout io.Writer, rep *report.CalibrationReport) error {
+	if err := writeAtomic(htmlFile, stdout, func(w io.Writer) error { return report.WriteCalibration(w, rep) }); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	md := strings.TrimSuffix(htmlFile, ".html") + ".md"
+	if md == htmlFile {
+		md += ".md"
+	}
+	return writeAtomic(md, stdout, func(w io.Writer) error { return report.WriteCalibrationMarkdown(w, rep) })
+}
+
+func (a *app) printCalibration(r *refine.Result) {
+	model := r.Original.Model
+	a.printTeacher(model, r.Teacher)
+	fmt.Fprintf(a.stdout, "%s%s: %d iteration(s); stopped: %s\n", simTag(model), r.Judge, r.Iterations, r.StopReason)
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tversion\thash\ttrain pi\tval pi\tdisagreements\taccepted\tdropped\t")
+	for i, v := range r.Versions {
+		mark := ""
+		if i == r.Selected {
+			mark = "*"
+		}
+		fmt.Fprintf(tw, "\t%d%s\t%.12s\t%s\t%s\t%d\t%d\t%d\t\n", v.Iteration, mark, v.Hash, v.TrainPi, v.ValPi, v.Disagreements, len(v.Accepted), v.Dropped)
+	}
+	tw.Flush()
+	line := func(name string, e *judge.Evaluation) {
+		f := e.Figures["scott_pi"]
+		ci := ""
+		if f.CI != nil {
+			ci = f.CI.String()
+		}
+		fmt.Fprintf(a.stdout, "  test %-28s scott_pi %s %s\n", name, f.Value, ci)
+	}
+	line("original", r.Original)
+	if r.Tuned != nil {
+		line(fmt.Sprintf("threshold tuned (%d)", r.TunedThreshold), r.Tuned)
+	}
+	line("calibrated", r.Calibrated)
+	g := r.Gain["scott_pi"]
+	fmt.Fprintf(a.stdout, "  gain (paired)                     %s %s\n", g.Value, g.CI)
+}
+
+func (a *app) promptsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "prompts",
+		Short: "List, show and diff stored prompt versions",
+		Args:  args(cobra.NoArgs),
+	}
+	var judgeName string
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List prompt versions with their parent, iteration and metrics",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			db, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			ps, err := db.Prompts(cmd.Context(), judgeName)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				if ps == nil {
+					ps = []*judge.PromptVersion{}
+				}
+				return a.writeJSON(ps)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "HASH\tJUDGE\tITER\tPARENT\tTRAIN PI\tVAL PI\tEDITS\tCREATED")
+			for _, p := range ps {
+				metric := func(k string) string {
+					if v, ok := p.Metrics[k]; ok {
+						return fmt.Sprintf("%.3f", v)
+					}
+					return "-"
+				}
+				fmt.Fprintf(tw, "%.12s\t%s\t%d\t%.12s\t%s\t%s\t%d\t%s\n", p.Hash, p.Judge, p.Iteration, p.Parent, metric("train_scott_pi"), metric("val_scott_pi"), len(p.Edits), p.CreatedAt)
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().StringVar(&judgeName, "judge", "", "only this judge's versions")
+	show := &cobra.Command{
+		Use:   "show HASH",
+		Short: "Print a prompt version: its prompt, checks, lineage and the edits that made it",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			db, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			p, err := db.Prompt(cmd.Context(), argv[0])
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.writeJSON(p)
+			}
+			fmt.Fprintf(a.stdout, "version %s of %s (iteration %d, parent %.12s)\n", p.Hash, p.Judge, p.Iteration, p.Parent)
+			for _, e := range p.Edits {
+				fmt.Fprintf(a.stdout, "edit: %s\n", e)
+			}
+			if p.Note != "" {
+				fmt.Fprintf(a.stdout, "note: %s\n", p.Note)
+			}
+			fmt.Fprintf(a.stdout, "\n%s", refine.PromptText(p.Spec))
+			return nil
+		},
+	}
+	diff := &cobra.Command{
+		Use:   "diff A B",
+		Short: "Unified diff between two prompt versions",
+		Args:  args(cobra.ExactArgs(2)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			db, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			pa, err := db.Prompt(cmd.Context(), argv[0])
+			if err != nil {
+				return err
+			}
+			pb, err := db.Prompt(cmd.Context(), argv[1])
+			if err != nil {
+				return err
+			}
+			_, err = io.WriteString(a.stdout, refine.Diff(pa.Spec, pb.Spec))
+			return err
+		},
+	}
+	cmd.AddCommand(list, show, diff)
+	return cmd
+}
+
+func (a *app) noiseCmd() *cobra.Command {
+	var f judgeFlags
+	var teacherModel string
+	var flip float64
+	var seed uint64
+	cmd := &cobra.Command{
+		Use:   "noise --judge J --split NAME:train --flip 0.25 --seed S",
+		Short: "Label-noise study: flip training labels, run the teacher, measure the noise it leaves",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if flip <= 0 || flip >= 1 {
+				return usagef("--flip must be between 0 and 1")
+			}
+			s, err := f.loadJudge(f.judge)
+			if err != nil {
+				return err
+			}
+			db, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			rs, err := loadRecords(ctx, db, f.split, f.excludeStatus)
+			if err != nil {
+				return err
+			}
+			if teacherModel == "" {
+				teacherModel = f.model
+			}
+			svc, err := f.service(db, registry())
+			if err != nil {
+				return err
+			}
+			nr, err := refine.NoiseStudy(ctx, svc, s, teacherModel, rs, flip, seed, f.concurrency)
+			if err != nil {
+				return stopped(err, svc.Stats().Pending)
+			}
+			if a.json {
+				return a.writeJSON(map[string]any{"noise": nr, "simulated": isSim(teacherModel), "calls": svc.Stats()})
+			}
+			fmt.Fprintf(a.stdout, "%s%d of %d labels flipped: noise %.1f%% before the teacher, %.1f%% after (over %d kept)\n",
+				simTag(teacherModel), nr.Flipped, nr.Records, 100*nr.Before, 100*nr.After, nr.Kept)
+			for _, l := range record.SortedKeys(nr.Removed) {
+				c := nr.Removed[l]
+				fmt.Fprintf(a.stdout, "  true %s: removed %d of %d flipped, %d of %d not flipped\n", l, c.FlippedRemoved, c.Flipped, c.CleanRemoved, c.Clean)
+			}
+			a.printCalls(svc.Stats())
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&teacherModel, "teacher-model", "", "teacher model (default --model)")
+	cmd.Flags().Float64Var(&flip, "flip", 0.25, "share of labels to flip")
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the flips")
+	return cmd
+}
+
+func (a *app) driftCmd() *cobra.Command {
+	var f judgeFlags
+	var versions []string
+	var by string
+	var resamples int
+	cmd := &cobra.Command{
+		Use:   "drift --judge-versions V1,V2 --by month --split NAME[:PART] --model M",
+		Short: "Agreement of prompt versions per time window, to see where a recalibrated judge loses",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if by != "month" {
+				return usagef("--by: only month is supported")
+			}
+			if len(versions) == 0 {
+				return usagef("--judge-versions V1,V2 is needed (hashes from 'gavel prompts list')")
+			}
+			db, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			var specs []*judge.Spec
+			for _, v := range versions {
+				p, err := db.Prompt(ctx, v)
+				if err != nil {
+					return usageError{err}
+				}
+				specs = append(specs, p.Spec)
+			}
+			ref := f.split
+			if ref != "" && !strings.Contains(ref, ":") {
+				ref += ":test"
+			}
+			rs, err := loadRecords(ctx, db, ref, f.excludeStatus)
+			if err != nil {
+				return err
+			}
+			svc, err := f.service(db, registry())
+			if err != nil {
+				return err
+			}
+			all := map[string]map[string]judge.Verdict{}
+			var pending error
+			for _, s := range specs {
+				vs, err := a.judgeRecords(ctx, db, svc, s, f.model, rs, f.concurrency)
+				if errors.Is(err, llm.ErrPending) {
+					pending = err
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				all[s.Version()] = vs
+			}
+			if pending != nil {
+				return pending
+			}
+			ws, err := refine.Drift(specs, f.model, rs, all, metrics.BootstrapOptions{Resamples: resamples})
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.writeJSON(map[string]any{"windows": ws, "versions": versions, "simulated": isSim(f.model)})
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(tw, "%smonth\trecords", simTag(f.model))
+			for _, s := range specs {
+				fmt.Fprintf(tw, "\t%s %.8s", s.Name, s.Version())
+			}
+			fmt.Fprintln(tw)
+			for _, w := range ws {
+				fmt.Fprintf(tw, "%s\t%d", w.Start.Format("2006-01"), w.N)
+				for _, s := range specs {
+					fg := w.Pi[s.Version()]
+					fmt.Fprintf(tw, "\t%s %s", fg.Value, fg.CI)
+				}
+				fmt.Fprintln(tw)
+			}
+			return tw.Flush()
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringSliceVar(&versions, "judge-versions", nil, "prompt versions to compare (hash prefixes)")
+	cmd.Flags().StringVar(&by, "by", "month", "time window")
+	cmd.Flags().IntVar(&resamples, "resamples", 2000, "bootstrap resamples per window")
+	return cmd
+}

@@ -1,0 +1,300 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/metrics"
+	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/refine"
+	"github.com/gavelhq/gavel/teacher"
+)
+
+//go:embed templates/calibration.html
+var calibrationHTML string
+
+// CalibrationReport is the page of `gavel calibrate --report` and of the
+// demo.
+type CalibrationReport struct {
+	Title     string
+	Simulated bool
+	Split     string
+	Version   string
+	Sections  []*CalibrationSection
+	Ablation  *Ablation
+	Noise     *refine.NoiseResult
+	Calls     *llm.RunStats
+}
+
+// CalibrationSection is one calibration.
+type CalibrationSection struct {
+	Title  string
+	Result *refine.Result
+	// Records lets the page show sample teacher justifications with their
+	// outcomes.
+	Records []*record.Record
+}
+
+// Ablation compares a calibration with and without one input.
+type Ablation struct {
+	Input         string
+	With, Without *refine.Result
+}
+
+type evalRow struct {
+	Name string
+	Eval *judge.Evaluation
+}
+
+type sample struct {
+	Action, RecordID, Outcome, Justification string
+}
+
+type diffLine struct{ Class, Text string }
+
+func pct(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
+
+var calTmpl = template.Must(template.New("calibration").Funcs(template.FuncMap{
+	"short": func(s string) string { return s[:min(12, len(s))] },
+	"join":  strings.Join,
+	"pct":   pct,
+	"value": func(v metrics.Value) string {
+		if !v.Defined() {
+			return "undefined"
+		}
+		return fmt.Sprintf("%.3f", v.V)
+	},
+	"interval": func(iv *metrics.Interval) string {
+		if iv == nil {
+			return ""
+		}
+		if !iv.Defined() {
+			return "none (" + iv.Undefined + ")"
+		}
+		return fmt.Sprintf("[%.3f, %.3f]", iv.Lo, iv.Hi)
+	},
+	"fig":         func(e *judge.Evaluation, name string) judge.Figure { return e.Figures[name] },
+	"failAbstain": func(r *refine.Result) string { return pct(r.Teacher.AbstainByLabel[record.Fail]) },
+}).Parse(calibrationHTML))
+
+// sectionView adds what the template draws to a section.
+type sectionView struct {
+	*CalibrationSection
+	Rows                               []evalRow
+	TestChart, IterChart, TeacherChart template.HTML
+	Samples                            []sample
+	Diff                               string
+	DiffLines                          []diffLine
+}
+
+func view(s *CalibrationSection) *sectionView {
+	r := s.Result
+	v := &sectionView{CalibrationSection: s}
+	v.Rows = append(v.Rows, evalRow{"original", r.Original})
+	if r.Tuned != nil {
+		v.Rows = append(v.Rows, evalRow{fmt.Sprintf("original, threshold tuned on train (%d)", r.TunedThreshold), r.Tuned})
+	}
+	v.Rows = append(v.Rows, evalRow{"calibrated (selected)", r.Calibrated})
+	var rows []Interval
+	for _, row := range v.Rows {
+		f := row.Eval.Figures["scott_pi"]
+		iv := Interval{Name: strings.SplitN(row.Name, ",", 2)[0], Defined: f.Value.Defined(), Value: f.Value.V, Lo: f.Value.V, Hi: f.Value.V}
+		if f.CI != nil && f.CI.Defined() {
+			iv.Lo, iv.Hi = f.CI.Lo, f.CI.Hi
+		}
+		rows = append(rows, iv)
+	}
+	v.TestChart = IntervalChart("Test Scott's pi with 95% intervals", rows, -0.25, 1)
+	train, val := Series{Name: "train (teacher-kept)"}, Series{Name: "validation (whole)"}
+	for _, ver := range r.Versions {
+		train.Points = append(train.Points, Point{float64(ver.Iteration), refine.ValueOrNaN(ver.TrainPi)})
+		val.Points = append(val.Points, Point{float64(ver.Iteration), refine.ValueOrNaN(ver.ValPi)})
+	}
+	v.IterChart = LineChart("Scott's pi by iteration", "iteration (0 is the original prompt)", []Series{train, val}, -0.25, 1)
+	// Teacher decisions by recorded status.
+	byID := map[string]*record.Record{}
+	for _, rec := range s.Records {
+		byID[rec.ID] = rec
+	}
+	counts := map[record.Status]map[teacher.Action]int{}
+	perAction := map[teacher.Action]int{}
+	for _, d := range r.Decisions {
+		rec := byID[d.RecordID]
+		if rec == nil {
+			continue
+		}
+		if counts[rec.Outcome.Status] == nil {
+			counts[rec.Outcome.Status] = map[teacher.Action]int{}
+		}
+		counts[rec.Outcome.Status][d.Action]++
+		if perAction[d.Action] < 3 && d.Justification != "" {
+			perAction[d.Action]++
+			v.Samples = append(v.Samples, sample{string(d.Action), d.RecordID, teacher.Outcome(rec.Outcome), d.Justification})
+		}
+	}
+	sort.Slice(v.Samples, func(i, j int) bool { return v.Samples[i].Action < v.Samples[j].Action })
+	var statuses []string
+	for st := range counts {
+		statuses = append(statuses, string(st))
+	}
+	sort.Strings(statuses)
+	var bars []Bar
+	for _, st := range statuses {
+		c := counts[record.Status(st)]
+		bars = append(bars, Bar{Label: st, Parts: []BarPart{
+			{"kept", "#2ca02c", float64(c[teacher.Keep])},
+			{"corrected", "#ff7f0e", float64(c[teacher.Correct])},
+			{"abstained", "#d62728", float64(c[teacher.Abstain])},
+		}})
+	}
+	v.TeacherChart = StackedBars("Teacher decisions by recorded status", bars)
+	if r.Selected != 0 {
+		v.Diff = refine.Diff(r.Versions[0].Spec, r.SelectedSpec())
+		for _, l := range strings.Split(strings.TrimRight(v.Diff, "\n"), "\n") {
+			cls := ""
+			switch {
+			case strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++"):
+				cls = "add"
+			case strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "---"):
+				cls = "del"
+			}
+			v.DiffLines = append(v.DiffLines, diffLine{cls, l})
+		}
+	}
+	return v
+}
+
+// WriteCalibration renders the calibration page.
+func WriteCalibration(w io.Writer, r *CalibrationReport) error {
+	var views []*sectionView
+	for _, s := range r.Sections {
+		views = append(views, view(s))
+	}
+	return calTmpl.Execute(w, struct {
+		*CalibrationReport
+		Sections   []*sectionView
+		GapWarning string
+	}{r, views, teacher.InformationGapWarning})
+}
+
+// WriteCalibrationMarkdown writes the same results as Markdown.
+func WriteCalibrationMarkdown(w io.Writer, r *CalibrationReport) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", r.Title)
+	if r.Simulated {
+		b.WriteString("> **Simulated.** Everything here ran on gavel's simulated world (`--model sim`), a test double. None of it is evidence about any real model.\n\n")
+	}
+	fmt.Fprintf(&b, "Records: %s. Made by gavel %s.\n", r.Split, r.Version)
+	val := func(v metrics.Value) string {
+		if !v.Defined() {
+			return "undefined"
+		}
+		return fmt.Sprintf("%.3f", v.V)
+	}
+	ci := func(f judge.Figure) string {
+		if f.CI == nil || !f.CI.Defined() {
+			return ""
+		}
+		return fmt.Sprintf("[%.3f, %.3f]", f.CI.Lo, f.CI.Hi)
+	}
+	for _, s := range r.Sections {
+		res := s.Result
+		fmt.Fprintf(&b, "\n## %s\n\n", s.Title)
+		fmt.Fprintf(&b, "%d iteration(s), %d version(s); selected version %d (`%.12s`). Stopped: %s.\n\n", res.Iterations, len(res.Versions), res.Selected, res.Versions[res.Selected].Hash, res.StopReason)
+		b.WriteString("| prompt (test) | Scott's pi | 95% interval | fail precision | fail recall | pass recall | invalid |\n|---|---|---|---|---|---|---|\n")
+		row := func(name string, e *judge.Evaluation) {
+			m := e.Metrics
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d |\n", name, val(m.ScottPi), ci(e.Figures["scott_pi"]), val(m.FailPrecision), val(m.FailRecall), val(m.PassRecall), e.Invalid)
+		}
+		row("original", res.Original)
+		if res.Tuned != nil {
+			row(fmt.Sprintf("original, threshold %d tuned on train", res.TunedThreshold), res.Tuned)
+		}
+		row("calibrated", res.Calibrated)
+		g := res.Gain["scott_pi"]
+		fmt.Fprintf(&b, "| **gain** (paired) | %s | %s | | | | |\n\n", val(g.Value), ci(g))
+		t := res.Teacher
+		fmt.Fprintf(&b, "Teacher: %d kept, %d abstained, %d corrected of %d; abstention on failures %s, on passes %s.\n",
+			t.Kept, t.Abstained, t.Corrected, t.Records, pct(t.AbstainByLabel[record.Fail]), pct(t.AbstainByLabel[record.Pass]))
+		if t.InformationGap {
+			fmt.Fprintf(&b, "\n**Information gap:** %s\n", teacher.InformationGapWarning)
+		}
+		b.WriteString("\n| version | train pi | val pi | accepted edits | dropped unpaired |\n|---|---|---|---|---|\n")
+		for _, v := range res.Versions {
+			fmt.Fprintf(&b, "| %d | %s | %s | %d | %d |\n", v.Iteration, val(v.TrainPi), val(v.ValPi), len(v.Accepted), v.Dropped)
+		}
+		if res.Selected != 0 {
+			fmt.Fprintf(&b, "\n```diff\n%s```\n", refine.Diff(res.Versions[0].Spec, res.SelectedSpec()))
+		}
+	}
+	if a := r.Ablation; a != nil {
+		fmt.Fprintf(&b, "\n## Information ablation: %s\n\n| | teacher abstains on failures | calibrated test pi |\n|---|---|---|\n", a.Input)
+		fmt.Fprintf(&b, "| with | %s | %s |\n| without | %s | %s |\n", pct(a.With.Teacher.AbstainByLabel[record.Fail]), val(a.With.Calibrated.Metrics.ScottPi),
+			pct(a.Without.Teacher.AbstainByLabel[record.Fail]), val(a.Without.Calibrated.Metrics.ScottPi))
+	}
+	if n := r.Noise; n != nil {
+		fmt.Fprintf(&b, "\n## Label noise\n\n%s of %d training labels flipped: noise %s before the teacher, %s after.\n", pct(n.Flip), n.Records, pct(n.Before), pct(n.After))
+	}
+	if c := r.Calls; c != nil {
+		fmt.Fprintf(&b, "\n## Model calls\n\n%d requests: %d sent, %d from the cache; %d input and %d output tokens; $%.4f.\n", c.Requests, c.Sent, c.CacheHits, c.Usage.InputTokens, c.Usage.OutputTokens, c.Cost)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Bar is one stacked bar.
+type Bar struct {
+	Label string
+	Parts []BarPart
+}
+
+// BarPart is one segment of a stacked bar.
+type BarPart struct {
+	Name, Color string
+	Value       float64
+}
+
+// StackedBars draws horizontal stacked bars, scaled to the longest.
+func StackedBars(title string, bars []Bar) template.HTML {
+	const w, left, right, rowH, top = 560.0, 110.0, 120.0, 24.0, 30.0
+	h := top + rowH*float64(len(bars)) + 10
+	maxT := 1.0
+	for _, b := range bars {
+		t := 0.0
+		for _, p := range b.Parts {
+			t += p.Value
+		}
+		maxT = math.Max(maxT, t)
+	}
+	pw := w - left - right
+	var s strings.Builder
+	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="%s">`, f(w), f(h), f(w), f(h), template.HTMLEscapeString(title))
+	fmt.Fprintf(&s, `<text x="4" y="16" font-size="13" font-weight="bold">%s</text>`, template.HTMLEscapeString(title))
+	for i, b := range bars {
+		y := top + rowH*float64(i)
+		fmt.Fprintf(&s, `<text x="%s" y="%s" font-size="11" text-anchor="end">%s</text>`, f(left-6), f(y+14), template.HTMLEscapeString(b.Label))
+		x := left
+		for _, p := range b.Parts {
+			bw := p.Value / maxT * pw
+			if bw > 0 {
+				fmt.Fprintf(&s, `<rect x="%s" y="%s" width="%s" height="18" fill="%s"><title>%s: %g</title></rect>`, f(x), f(y+2), f(bw), p.Color, template.HTMLEscapeString(p.Name), p.Value)
+			}
+			x += bw
+		}
+	}
+	if len(bars) > 0 {
+		for j, p := range bars[0].Parts {
+			fmt.Fprintf(&s, `<rect x="%s" y="%s" width="10" height="10" fill="%s"/><text x="%s" y="%s" font-size="11">%s</text>`,
+				f(left+pw+12), f(top+float64(j)*16), p.Color, f(left+pw+26), f(top+float64(j)*16+9), template.HTMLEscapeString(p.Name))
+		}
+	}
+	s.WriteString(`</svg>`)
+	return template.HTML(s.String())
+}
