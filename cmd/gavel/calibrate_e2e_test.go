@@ -1,0 +1,300 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/llm/llmtest"
+	"github.com/gavelhq/gavel/sim"
+)
+
+// simAnswer answers an OpenAI chat request the way the simulated model
+// would, so a fake OpenAI server (or batch runner) behaves like the
+// simulated world while gavel goes through the real provider path.
+func simAnswer(t *testing.T) func(c *llmtest.Call) string {
+	return func(c *llmtest.Call) string {
+		var body struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+			ResponseFormat *struct {
+				JSONSchema struct {
+					Name   string          `json:"name"`
+					Schema json.RawMessage `json:"schema"`
+				} `json:"json_schema"`
+			} `json:"response_format"`
+		}
+		if err := json.Unmarshal(c.Body, &body); err != nil {
+			t.Errorf("fake server: %v", err)
+			return ""
+		}
+		req := &llm.Request{Model: "sim"}
+		for _, m := range body.Messages {
+			req.Messages = append(req.Messages, llm.Message{Role: llm.Role(m.Role), Content: m.Content})
+		}
+		if rf := body.ResponseFormat; rf != nil {
+			req.Schema = &llm.Schema{Name: rf.JSONSchema.Name, JSON: rf.JSONSchema.Schema}
+		}
+		resp, err := sim.Model{}.Complete(context.Background(), "", req)
+		if err != nil {
+			t.Errorf("sim: %v", err)
+			return ""
+		}
+		return resp.Text
+	}
+}
+
+func simStore(t *testing.T, dir string, n int) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "gavel.db")
+	world := filepath.Join(dir, "world.jsonl")
+	mustGavel(t, db, "sim", "records", "--n", itoa(n), "--seed", "4", "-o", world)
+	mustGavel(t, db, "ingest", world)
+	mustGavel(t, db, "split", "main", "--exclude-status", "draft")
+	return db
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+type calibrateJSON struct {
+	Judges []struct {
+		Judge string `json:"judge"`
+		Test  struct {
+			Original struct {
+				ScottPi *float64 `json:"scott_pi"`
+			} `json:"original"`
+			Calibrated struct {
+				ScottPi *float64 `json:"scott_pi"`
+			} `json:"calibrated"`
+		} `json:"test"`
+		Gain struct {
+			ScottPi *float64  `json:"scott_pi"`
+			CI      []float64 `json:"ci"`
+		} `json:"gain"`
+		Iterations      int    `json:"iterations"`
+		SelectedVersion string `json:"selected_version"`
+	} `json:"judges"`
+}
+
+// TestCalibrateResumesAfterKill kills a calibration with SIGKILL in the
+// middle, starts it again, and checks that it reaches the same result as
+// an uninterrupted run and resends nothing that had been answered.
+func TestCalibrateResumesAfterKill(t *testing.T) {
+	dir := t.TempDir()
+	args := func(url string) []string {
+		return []string{"calibrate", "--judge", "passfail", "--split", "main", "--model", "openai:judge",
+			"--base-url", url + "/v1", "--max-iter", "2", "--concurrency", "1", "--resamples", "200", "--json"}
+	}
+	// The uninterrupted run.
+	ref := llmtest.NewOpenAI()
+	defer ref.Close()
+	ref.Answer = simAnswer(t)
+	dbRef := simStore(t, filepath.Join(dir, "ref"), 240)
+	var want calibrateJSON
+	decodeJSON(t, mustGavel(t, dbRef, args(ref.URL)...), &want)
+	total := ref.Count()
+	if total < 100 || len(want.Judges) != 1 {
+		t.Fatalf("reference run: %d calls, %+v", total, want)
+	}
+
+	// The killed run: the server kills the client when the request at 60%
+	// arrives, before answering it.
+	srv := llmtest.NewOpenAI()
+	defer srv.Close()
+	var mu sync.Mutex
+	answered := map[[32]byte]bool{}
+	var proc *os.Process
+	killAt := total * 6 / 10
+	srv.FaultFor = func(c *llmtest.Call) llmtest.Fault {
+		mu.Lock()
+		defer mu.Unlock()
+		if proc != nil && c.N == killAt {
+			proc.Kill() // SIGKILL
+			return llmtest.Reset
+		}
+		return llmtest.None
+	}
+	answer := simAnswer(t)
+	resent := 0
+	srv.Answer = func(c *llmtest.Call) string {
+		mu.Lock()
+		h := sha256.Sum256(c.Body)
+		if answered[h] {
+			resent++
+		}
+		answered[h] = true
+		mu.Unlock()
+		return answer(c)
+	}
+	dbKill := simStore(t, filepath.Join(dir, "kill"), 240)
+	cmd := exec.Command(gavelBin, append([]string{"--db", dbKill}, args(srv.URL)...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	mu.Lock()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	proc = cmd.Process
+	mu.Unlock()
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != -1 {
+		t.Fatalf("the first run was not killed: %v\n%s", err, stderr.String())
+	}
+	mu.Lock()
+	proc = nil
+	before := len(answered)
+	mu.Unlock()
+	if before != killAt-1 {
+		t.Fatalf("%d requests answered before the kill, want %d", before, killAt-1)
+	}
+	// Started again, it finishes with the same result and resends nothing
+	// that had been answered.
+	var got calibrateJSON
+	decodeJSON(t, mustGavel(t, dbKill, args(srv.URL)...), &got)
+	if resent != 0 {
+		t.Fatalf("%d answered requests were sent again", resent)
+	}
+	a, _ := json.Marshal(want)
+	b, _ := json.Marshal(got)
+	if string(a) != string(b) {
+		t.Fatalf("resumed run differs:\n%s\n%s", b, a)
+	}
+	if srv.Count() != total+1 {
+		t.Fatalf("the two runs sent %d requests, want the uninterrupted %d plus the one cut off", srv.Count(), total)
+	}
+}
+
+// TestCalibrateOfflineThroughBatchFiles runs a calibration offline: each
+// run stops at a stage boundary with pending requests (exit 3), which go
+// out as an OpenAI batch file, are answered, imported, and the next run
+// continues, until it finishes.
+func TestCalibrateOfflineThroughBatchFiles(t *testing.T) {
+	dir := t.TempDir()
+	db := simStore(t, dir, 180)
+	args := []string{"calibrate", "--judge", "rubric5", "--split", "main", "--model", "openai:judge", "--offline",
+		"--max-iter", "2", "--resamples", "200", "--json"}
+	rounds := 0
+	var out calibrateJSON
+	for ; rounds < 30; rounds++ {
+		r := gavel(t, db, args...)
+		if r.code == 0 {
+			decodeJSON(t, r.stdout, &out)
+			break
+		}
+		if r.code != 3 || !strings.Contains(r.stderr, "pending") {
+			t.Fatalf("round %d: exit %d: %s", rounds, r.code, r.stderr)
+		}
+		reqs := filepath.Join(dir, "requests.jsonl")
+		mustGavel(t, db, "batch", "export", "--pending", "--format", "openai", "-o", reqs)
+		in, _ := os.Open(reqs)
+		results := filepath.Join(dir, "results.jsonl")
+		f, _ := os.Create(results)
+		err := llmtest.AnswerOpenAIBatch(in, f, llmtest.BatchOptions{Answer: simAnswer(t)})
+		in.Close()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var imp struct{ Imported, Failed int }
+		decodeJSON(t, mustGavel(t, db, "batch", "import", results, "--json"), &imp)
+		if imp.Imported == 0 || imp.Failed != 0 {
+			t.Fatalf("round %d: import %+v", rounds, imp)
+		}
+	}
+	if rounds < 3 || len(out.Judges) != 1 || out.Judges[0].SelectedVersion == "" || out.Judges[0].Gain.ScottPi == nil {
+		t.Fatalf("after %d rounds: %+v", rounds, out)
+	}
+	t.Logf("offline calibration finished after %d batch rounds: test pi %.3f -> %.3f", rounds,
+		*out.Judges[0].Test.Original.ScottPi, *out.Judges[0].Test.Calibrated.ScottPi)
+	// Finished, a rerun makes no call and needs no batch.
+	if r := gavel(t, db, args...); r.code != 0 {
+		t.Fatalf("rerun: %+v", r)
+	}
+}
+
+func TestDemo(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "demo")
+	res := gavel(t, filepath.Join(t.TempDir(), "unused.db"), "demo", "--out", out)
+	if res.code != 0 {
+		t.Fatalf("demo: %+v", res)
+	}
+	if !strings.Contains(res.stdout, "[simulated]") || !strings.Contains(res.stdout, filepath.Join(out, "report.html")) {
+		t.Fatalf("demo output: %s", res.stdout)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		World  string `json:"world"`
+		Judges []struct {
+			Judge string `json:"judge"`
+			Test  struct {
+				Original *struct {
+					ScottPi *float64  `json:"scott_pi"`
+					CI      []float64 `json:"ci"`
+				} `json:"original"`
+				ThresholdTuned *struct {
+					ScottPi *float64 `json:"scott_pi"`
+				} `json:"threshold_tuned"`
+				Calibrated *struct {
+					ScottPi *float64 `json:"scott_pi"`
+				} `json:"calibrated"`
+			} `json:"test"`
+			Gain struct {
+				ScottPi *float64  `json:"scott_pi"`
+				CI      []float64 `json:"ci"`
+			} `json:"gain"`
+			Iterations      int    `json:"iterations"`
+			SelectedVersion string `json:"selected_version"`
+		} `json:"judges"`
+		Teacher struct{ Kept, Abstained, Corrected int } `json:"teacher"`
+		Noise   struct {
+			Flip, Before, After float64
+		} `json:"noise"`
+		ModelCalls struct{ Live, Cached int } `json:"model_calls"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.World != "sim" || len(s.Judges) != 2 || s.Teacher.Kept == 0 || s.Noise.Flip != 0.25 || s.Noise.After >= s.Noise.Before || s.ModelCalls.Live == 0 {
+		t.Fatalf("summary %s", b)
+	}
+	for _, j := range s.Judges {
+		if j.Test.Original == nil || len(j.Test.Original.CI) != 2 || j.Test.Calibrated == nil || j.Gain.ScottPi == nil || len(j.Gain.CI) != 2 || j.Iterations == 0 || j.SelectedVersion == "" {
+			t.Fatalf("judge %s: %s", j.Judge, b)
+		}
+		if (j.Judge == "rubric5") != (j.Test.ThresholdTuned != nil) {
+			t.Fatalf("threshold_tuned must be set for rubric5 only: %s", b)
+		}
+		// The done-when figure: calibration raises rubric5's test pi by 0.15 or more.
+		if j.Judge == "rubric5" && *j.Gain.ScottPi < 0.15 {
+			t.Fatalf("rubric5 gain %.3f < 0.15", *j.Gain.ScottPi)
+		}
+	}
+	for _, f := range []string{"report.html", "summary.md"} {
+		b, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil || !strings.Contains(string(b), "imulated") {
+			t.Fatalf("%s missing or not labelled simulated: %v", f, err)
+		}
+	}
+	page, _ := os.ReadFile(filepath.Join(out, "report.html"))
+	for _, want := range []string{"Scott's pi by iteration", "Teacher decisions by recorded status", "Label noise study", "Information ablation", "<pre>"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
