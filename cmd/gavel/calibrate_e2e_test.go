@@ -292,7 +292,7 @@ func TestDemo(t *testing.T) {
 		}
 	}
 	page, _ := os.ReadFile(filepath.Join(out, "report.html"))
-	for _, want := range []string{"Scott's pi by iteration", "Teacher decisions by recorded status", "Label noise study", "Information ablation", "<pre>"} {
+	for _, want := range []string{"pi by iteration", "Teacher decisions by recorded status", "Label noise study", "Information ablation", "<pre>"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("report lacks %q", want)
 		}
