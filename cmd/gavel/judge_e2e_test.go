@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -125,6 +126,39 @@ func TestSimulatedWorldEndToEnd(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
+	// Prompt versions, their diff, and drift by month between two of them.
+	var ps []struct {
+		Hash  string `json:"hash"`
+		Judge string `json:"judge"`
+	}
+	decodeJSON(t, mustGavel(t, db, "prompts", "list", "--json"), &ps)
+	versions := map[string]string{}
+	for _, p := range ps {
+		versions[p.Judge] = p.Hash
+	}
+	a, b := versions["passfail"], versions["passfail_named"]
+	if a == "" || b == "" {
+		t.Fatalf("prompt versions %+v", ps)
+	}
+	if d := mustGavel(t, db, "prompts", "diff", a[:10], b[:10]); !strings.Contains(d, "+- Fail a change that drops an error check") {
+		t.Fatalf("prompts diff:\n%s", d)
+	}
+	var drift struct {
+		Windows []struct {
+			N       int                        `json:"n"`
+			ScottPi map[string]json.RawMessage `json:"scott_pi"`
+		} `json:"windows"`
+	}
+	decodeJSON(t, mustGavel(t, db, "drift", "--judge-versions", a[:10]+","+b[:10], "--by", "month", "--split", "main:test", "--model", "sim", "--json", "--resamples", "200"), &drift)
+	if len(drift.Windows) != 6 {
+		t.Fatalf("%d monthly windows, want 6", len(drift.Windows))
+	}
+	for _, w := range drift.Windows {
+		if w.N == 0 || len(w.ScottPi) != 2 {
+			t.Fatalf("window %+v", w)
+		}
+	}
+
 	// judge stores verdicts and counts them.
 	var js struct{ Records, Pass, Fail, Invalid int }
 	decodeJSON(t, mustGavel(t, db, "judge", "--judge", "passfail", "--split", "main:val", "--model", "sim", "--json"), &js)
