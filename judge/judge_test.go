@@ -2,35 +2,16 @@ package judge_test
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gavelhq/gavel/internal/golden"
 
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(path, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if string(want) != got {
-		t.Fatalf("%s changed (go test -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 var sample = judge.Input{
 	Task:        "Reject orders with no items\n\nCreateOrder should return ErrEmptyOrder when the order has no items.",
@@ -68,7 +49,7 @@ func TestBuiltinPrompts(t *testing.T) {
 		if s.Kind == judge.Pointwise {
 			in.Candidate = sample.AnswerA
 		}
-		golden(t, name+".golden", render(t, s, in))
+		golden.Check(t, name+".golden", render(t, s, in))
 	}
 	// Hiding the reference and showing test output.
 	s, _ := judge.Load("passfail")
@@ -77,7 +58,7 @@ func TestBuiltinPrompts(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := render(t, s2, sample)
-	golden(t, "passfail_no_reference_with_tests.golden", got)
+	golden.Check(t, "passfail_no_reference_with_tests.golden", got)
 	if strings.Contains(got, "<reference>\n") || !strings.Contains(got, "<context_test_output>\n--- FAIL") {
 		t.Fatal("--inputs not applied")
 	}

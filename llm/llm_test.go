@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"math"
 	"net/http"
 	"os"
@@ -14,31 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gavelhq/gavel/internal/golden"
+
 	"github.com/gavelhq/gavel/llm"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with testdata/NAME, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Fatalf("%s changed (go test -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 func f64(v float64) *float64 { return &v }
 func i64(v int64) *int64     { return &v }
@@ -230,5 +208,5 @@ func TestRepairPromptGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "repair_prompt.golden", got+"\n")
+	golden.Check(t, "repair_prompt.golden", got+"\n")
 }

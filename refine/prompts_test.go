@@ -1,19 +1,16 @@
 package refine_test
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	goldenfile "github.com/gavelhq/gavel/internal/golden"
 
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/refine"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func golden(t *testing.T, name string, req *llm.Request) {
 	t.Helper()
@@ -22,18 +19,7 @@ func golden(t *testing.T, name string, req *llm.Request) {
 		b.WriteString("=== " + string(m.Role) + "\n" + m.Content + "\n")
 	}
 	b.WriteString("=== schema " + req.Schema.Name + "\n")
-	got := b.String()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.WriteFile(path, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if string(want) != got {
-		t.Fatalf("%s changed (go test -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	goldenfile.Check(t, name, b.String())
 }
 
 func TestEditorPromptsGolden(t *testing.T) {

@@ -2,35 +2,17 @@ package report_test
 
 import (
 	"bytes"
-	"flag"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gavelhq/gavel/internal/golden"
 
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/report"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.WriteFile(path, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if string(want) != got {
-		t.Fatalf("%s changed (go test -update to accept)", name)
-	}
-}
 
 func evaluation(t *testing.T) *judge.Evaluation {
 	s, _ := judge.Load("rubric5")
@@ -70,7 +52,7 @@ func TestEvalPageGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
-	golden(t, "eval.html", page)
+	golden.Check(t, "eval.html", page)
 	for _, want := range []string{"Simulated.", "<svg", "Confusion matrix", "Metrics by pass threshold", "1 invalid answers"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)

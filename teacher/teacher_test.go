@@ -2,34 +2,16 @@ package teacher_test
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gavelhq/gavel/internal/golden"
 
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/teacher"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.WriteFile(path, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if string(want) != got {
-		t.Fatalf("%s changed (go test -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 func sample() *record.Record {
 	r := &record.Record{ID: "r1", Task: "Reject orders with no items.", Candidate: "+\tif len(o.Items) == 0 {\n+\t\treturn nil\n+\t}",
@@ -50,7 +32,7 @@ func TestPromptGolden(t *testing.T) {
 	for _, m := range req.Messages {
 		b.WriteString("=== " + string(m.Role) + "\n" + m.Content + "\n")
 	}
-	golden(t, "teacher_passfail.golden", b.String())
+	golden.Check(t, "teacher_passfail.golden", b.String())
 	// The teacher sees exactly the judge's inputs: no reference when the
 	// judge has none, the test output when the judge sees it.
 	j2, _ := j.WithInputs([]string{"task", "candidate", "context.test_output"})

@@ -3,34 +3,16 @@ package anthropic_test
 import (
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gavelhq/gavel/internal/golden"
 
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/llm/anthropic"
 	"github.com/gavelhq/gavel/llm/llmtest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.WriteFile(path, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if string(want) != got {
-		t.Fatalf("%s changed (go test -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 var schema = &llm.Schema{Name: "verdict", Description: "The judge's verdict.", JSON: json.RawMessage(`{"type":"object","properties":{"verdict":{"type":"string","enum":["pass","fail"]},"reasoning":{"type":"string"}},"required":["reasoning","verdict"],"additionalProperties":false}`)}
 
@@ -119,5 +101,5 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "batch_request.golden", string(line)+"\n")
+	golden.Check(t, "batch_request.golden", string(line)+"\n")
 }

@@ -3,37 +3,19 @@ package openai_test
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gavelhq/gavel/internal/golden"
 
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/llm/llmtest"
 	"github.com/gavelhq/gavel/llm/openai"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.WriteFile(path, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if string(want) != got {
-		t.Fatalf("%s changed (go test -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 var schema = &llm.Schema{Name: "verdict", JSON: json.RawMessage(`{"type":"object","properties":{"verdict":{"type":"string","enum":["pass","fail"]}},"required":["verdict"],"additionalProperties":false}`)}
 
@@ -177,10 +159,10 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "schema_fallback.golden", fb+"\n")
+	golden.Check(t, "schema_fallback.golden", fb+"\n")
 	line, err := openai.Batch{}.EncodeRequest("k"+strings.Repeat("0", 63), "qwen2.5-coder", request())
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "batch_request.golden", string(line)+"\n")
+	golden.Check(t, "batch_request.golden", string(line)+"\n")
 }
