@@ -61,25 +61,14 @@ information gap when it abstains on most failures.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			s, err := f.loadJudge(f.judge)
+			js, err := a.setupJudge(ctx, &f)
 			if err != nil {
 				return err
 			}
-			db, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			rs, err := loadRecords(ctx, db, f.split, f.excludeStatus)
-			if err != nil {
-				return err
-			}
+			defer js.db.Close()
+			s, db, rs, svc := js.spec, js.db, js.rs, js.svc
 			if teacherModel == "" {
 				teacherModel = f.model
-			}
-			svc, err := f.service(db, registry())
-			if err != nil {
-				return err
 			}
 			prog := a.newProgress(fmt.Sprintf("teacher: records of %d", len(rs)))
 			ds, pending, err := teacher.Run(ctx, svc, s, teacherModel, rs, f.concurrency, prog.update)
@@ -424,25 +413,14 @@ func (a *app) noiseCmd() *cobra.Command {
 			if flip <= 0 || flip >= 1 {
 				return usagef("--flip must be between 0 and 1")
 			}
-			s, err := f.loadJudge(f.judge)
+			js, err := a.setupJudge(ctx, &f)
 			if err != nil {
 				return err
 			}
-			db, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			rs, err := loadRecords(ctx, db, f.split, f.excludeStatus)
-			if err != nil {
-				return err
-			}
+			defer js.db.Close()
+			s, rs, svc := js.spec, js.rs, js.svc
 			if teacherModel == "" {
 				teacherModel = f.model
-			}
-			svc, err := f.service(db, registry())
-			if err != nil {
-				return err
 			}
 			nr, err := refine.NoiseStudy(ctx, svc, s, teacherModel, rs, flip, seed, f.concurrency)
 			if err != nil {

@@ -77,6 +77,38 @@ func loadRecords(ctx context.Context, db *sqlite.DB, ref string, exclude []strin
 	return rs, nil
 }
 
+// judgeSetup is what the commands that judge a split part share: the
+// judge, the open store, the records and the model service. The caller
+// closes db.
+type judgeSetup struct {
+	spec *judge.Spec
+	db   *sqlite.DB
+	rs   []*record.Record
+	svc  *llm.Service
+}
+
+func (a *app) setupJudge(ctx context.Context, f *judgeFlags) (*judgeSetup, error) {
+	s, err := f.loadJudge(f.judge)
+	if err != nil {
+		return nil, err
+	}
+	db, err := a.openStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := loadRecords(ctx, db, f.split, f.excludeStatus)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	svc, err := f.service(db, registry())
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &judgeSetup{spec: s, db: db, rs: rs, svc: svc}, nil
+}
+
 // judgeRecords runs a judge over records through the service, stores its
 // prompt version and verdicts, and returns the verdicts by record. Pending
 // requests stop the command after every record has been tried (exit 3).
@@ -135,24 +167,13 @@ counted, never mapped to pass or fail. A rerun answers from the cache.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			s, err := f.loadJudge(f.judge)
+			js, err := a.setupJudge(ctx, &f)
 			if err != nil {
 				return err
 			}
-			db, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			rs, err := loadRecords(ctx, db, f.split, f.excludeStatus)
-			if err != nil {
-				return err
-			}
-			svc, err := f.service(db, registry())
-			if err != nil {
-				return err
-			}
-			vs, err := a.judgeRecords(ctx, db, svc, s, f.model, rs, f.concurrency)
+			defer js.db.Close()
+			s, rs, svc := js.spec, js.rs, js.svc
+			vs, err := a.judgeRecords(ctx, js.db, svc, s, f.model, rs, f.concurrency)
 			if err != nil {
 				return err
 			}
