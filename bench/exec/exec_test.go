@@ -1,0 +1,149 @@
+package exec_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	bexec "github.com/gavelhq/gavel/bench/exec"
+)
+
+func TestMain(m *testing.M) {
+	bexec.Launch()
+	os.Exit(m.Run())
+}
+
+func needPython(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+}
+
+func nobodyProcesses() int {
+	out, _ := exec.Command("pgrep", "-u", "65534").Output()
+	return len(strings.Fields(string(out)))
+}
+
+func run(t *testing.T, src string, lim bexec.Limits) *bexec.Result {
+	t.Helper()
+	res, err := bexec.Python(context.Background(), src, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestHostile runs programs that attack their host; each must be stopped,
+// reported with the right status, and leave the host as it was.
+func TestHostile(t *testing.T) {
+	needPython(t)
+	before := nobodyProcesses()
+	marker := fmt.Sprintf("/tmp/gavel-escape-%d", os.Getpid())
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := lis.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	port := lis.Addr().(*net.TCPAddr).Port
+	short := bexec.Limits{Wall: 3 * time.Second, CPU: 20 * time.Second, AddressSpace: 512 << 20}
+	cases := []struct {
+		name   string
+		src    string
+		want   bexec.Status
+		reason string
+	}{
+		{"fork bomb", "import os\nwhile True:\n    os.fork()\n", bexec.ResourceLimit, "resource temporarily unavailable"},
+		{"infinite loop", "while True:\n    pass\n", bexec.Timeout, ""},
+		{"memory hog", "x = []\nwhile True:\n    x.append(bytearray(64 << 20))\n", bexec.ResourceLimit, "memoryerror"},
+		{"unbounded output", "while True:\n    print('x' * 1000)\n", bexec.ResourceLimit, "output over the cap"},
+		{"read from stdin", "import sys\ndata = sys.stdin.read()\nassert data == ''\n", bexec.Passed, ""},
+		{"network connect", fmt.Sprintf("import socket\nsocket.create_connection(('127.0.0.1', %d), timeout=2)\n", port), bexec.Crashed, ""},
+		{"write outside", fmt.Sprintf("open(%q, 'w').write('x')\nopen('/work/escape', 'w').write('x')\n", marker), bexec.Crashed, "PermissionError"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			res := run(t, c.src, short)
+			t.Logf("%s: %s (%s) in %v; isolation %+v", c.name, res.Status, res.Reason, time.Since(start).Round(time.Millisecond), res.Run.Isolation)
+			if res.Status != c.want {
+				t.Fatalf("status %s (%s), want %s\nstderr: %s", res.Status, res.Reason, c.want, res.Run.Stderr)
+			}
+			if c.reason != "" && !strings.Contains(strings.ToLower(res.Reason+res.Run.Stderr), strings.ToLower(c.reason)) {
+				t.Fatalf("reason %q / stderr %q, want %q", res.Reason, res.Run.Stderr, c.reason)
+			}
+			if time.Since(start) > 30*time.Second {
+				t.Fatalf("not contained in time")
+			}
+		})
+	}
+	select {
+	case <-accepted:
+		t.Error("the sandboxed program reached a host listener")
+	default:
+	}
+	if _, err := os.Stat(marker); err == nil {
+		os.Remove(marker)
+		t.Error("a write to /tmp escaped the sandbox")
+	}
+	if _, err := os.Stat("/work/escape"); err == nil {
+		os.Remove("/work/escape")
+		t.Error("a write to /work escaped the sandbox")
+	}
+	if after := nobodyProcesses(); after > before {
+		t.Errorf("%d sandbox processes were left running", after-before)
+	}
+}
+
+// TestOrphanIsKilled: a child that leaves the process group and sleeps
+// after its parent exits is killed too.
+func TestOrphanIsKilled(t *testing.T) {
+	needPython(t)
+	src := "import os, sys, time\npid = os.fork()\nif pid == 0:\n    os.setsid()\n    time.sleep(1000)\nelse:\n    print(pid)\n    sys.stdout.flush()\n"
+	res := run(t, src, bexec.Limits{Wall: 5 * time.Second})
+	if res.Status != bexec.Passed {
+		t.Fatalf("status %s: %s", res.Status, res.Run.Stderr)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(res.Run.Stdout))
+	if err != nil {
+		t.Fatalf("stdout %q", res.Run.Stdout)
+	}
+	if !strings.Contains(res.Run.Isolation.Processes, "cgroup") {
+		t.Skipf("no pids cgroup here (%s): a child that calls setsid can outlive its group", res.Run.Isolation.Processes)
+	}
+	// Dead, or a zombie waiting to be reaped by the machine's init.
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		f := strings.Fields(string(b))
+		if len(f) > 2 && f[2] != "Z" && f[2] != "X" {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the orphan %d is still running (state %s)", pid, f[2])
+		}
+	}
+}
+
+func TestPythonStatuses(t *testing.T) {
+	needPython(t)
+	for src, want := range map[string]bexec.Status{
+		"assert 1 + 1 == 2\n":      bexec.Passed,
+		"assert 1 + 1 == 3\n":      bexec.Failed,
+		"def f(:\n    pass\n":      bexec.BuildError,
+		"raise ValueError('x')\n": bexec.Crashed,
+	} {
+		if res := run(t, src, bexec.Limits{Wall: 5 * time.Second}); res.Status != want {
+			t.Errorf("%q: %s, want %s", src, res.Status, want)
+		}
+	}
+}

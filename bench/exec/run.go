@@ -1,0 +1,414 @@
+package exec
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Limits bound one run. Zero values take the defaults.
+type Limits struct {
+	Wall         time.Duration `json:"wall"`          // default 20 s
+	CPU          time.Duration `json:"cpu"`           // default the wall time
+	AddressSpace int64         `json:"address_space"` // bytes, default 2 GiB
+	FileSize     int64         `json:"file_size"`     // bytes, default 16 MiB
+	OpenFiles    int           `json:"open_files"`    // default 64
+	Processes    int           `json:"processes"`     // default 64
+	// Output is how much of stdout and of stderr is kept (default 64 KiB);
+	// a program that writes more than 16 times that is stopped.
+	Output int `json:"output"`
+}
+
+func (l Limits) norm() Limits {
+	if l.Wall <= 0 {
+		l.Wall = 20 * time.Second
+	}
+	if l.CPU <= 0 {
+		l.CPU = l.Wall
+	}
+	if l.AddressSpace <= 0 {
+		l.AddressSpace = 2 << 30
+	}
+	if l.FileSize <= 0 {
+		l.FileSize = 16 << 20
+	}
+	if l.OpenFiles <= 0 {
+		l.OpenFiles = 64
+	}
+	if l.Processes <= 0 {
+		l.Processes = 64
+	}
+	if l.Output <= 0 {
+		l.Output = 64 << 10
+	}
+	return l
+}
+
+type rlimit struct {
+	name     string
+	resource int
+	value    uint64
+}
+
+// rlimitNPROC is RLIMIT_NPROC on Linux.
+const rlimitNPROC = 6
+
+func (l Limits) rlimits() []rlimit {
+	cpu := uint64((l.CPU + time.Second - 1) / time.Second)
+	return []rlimit{
+		{"cpu", syscall.RLIMIT_CPU, cpu},
+		{"as", syscall.RLIMIT_AS, uint64(l.AddressSpace)},
+		{"fsize", syscall.RLIMIT_FSIZE, uint64(l.FileSize)},
+		{"nofile", syscall.RLIMIT_NOFILE, uint64(l.OpenFiles)},
+		{"nproc", rlimitNPROC, uint64(l.Processes)},
+		{"core", syscall.RLIMIT_CORE, 0},
+	}
+}
+
+// Isolation says what a run was isolated by.
+type Isolation struct {
+	Network    string `json:"network"`
+	Filesystem string `json:"filesystem"`
+	User       string `json:"user"`
+	Processes  string `json:"processes"`
+}
+
+// Run is the raw outcome of one sandboxed run.
+type Run struct {
+	ExitCode int    `json:"exit_code"`
+	Signal   string `json:"signal,omitempty"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+	// OutputLimit is set when the program wrote past the output cap and
+	// was stopped.
+	OutputLimit bool          `json:"output_limit,omitempty"`
+	Stdout      string        `json:"stdout"`
+	Stderr      string        `json:"stderr"`
+	Truncated   bool          `json:"truncated,omitempty"`
+	Wall        time.Duration `json:"wall_ns"`
+	CPU         time.Duration `json:"cpu_ns"`
+	Isolation   Isolation     `json:"isolation"`
+}
+
+// Cmd is a program to run in a sandbox.
+type Cmd struct {
+	Argv []string
+	// Env is the program's whole environment (nothing is inherited); PATH
+	// and HOME are added when missing.
+	Env []string
+	// Dir is the working folder; it must come from NewWorkdir.
+	Dir    string
+	Limits Limits
+}
+
+// sandboxUID is nobody's.
+const sandboxUID, sandboxGID = 65534, 65534
+
+// NewWorkdir makes a private working folder outside /tmp (which the
+// sandbox replaces with its own), owned by the sandbox user when gavel runs
+// as root. As root the folder is under /var/lib/gavel, which the sandbox
+// user can reach (a root home folder is closed to it); otherwise under the
+// user's cache folder. The returned function removes it.
+func NewWorkdir() (string, func(), error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	base = filepath.Join(base, "gavel", "sandbox")
+	if os.Geteuid() == 0 {
+		base = "/var/lib/gavel/sandbox"
+	}
+	if err := os.MkdirAll(base, 0o711); err != nil {
+		return "", nil, err
+	}
+	os.Chmod(base, 0o711)
+	dir, err := os.MkdirTemp(base, "run-")
+	if err != nil {
+		return "", nil, err
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Chown(dir, sandboxUID, sandboxGID); err != nil {
+			os.RemoveAll(dir)
+			return "", nil, err
+		}
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
+}
+
+// Chown gives a file in a working folder to the sandbox user (when root),
+// so that the program may write it.
+func Chown(path string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	return filepath.Walk(path, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, sandboxUID, sandboxGID)
+	})
+}
+
+// capture keeps the first max bytes written and counts the rest.
+type capture struct {
+	mu    sync.Mutex
+	buf   []byte
+	max   int
+	total atomic.Int64
+	over  func()
+	limit int64
+	fired bool
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.max - len(c.buf); room > 0 {
+		c.buf = append(c.buf, p[:min(room, len(p))]...)
+	}
+	if c.total.Add(int64(len(p))) > c.limit && !c.fired {
+		c.fired = true
+		c.over()
+	}
+	return len(p), nil
+}
+
+var (
+	nsMu      sync.Mutex
+	nsAllowed = true // cleared when the kernel refuses new namespaces
+	cgCounter atomic.Int64
+)
+
+// Exec runs a program in the sandbox and waits for it (and every process it
+// started) to end. The error is for failures of the sandbox itself; a
+// program's failure is in the Run.
+func Exec(ctx context.Context, c Cmd) (*Run, error) {
+	lim := c.Limits.norm()
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	env := append([]string(nil), c.Env...)
+	if envValue(env, "PATH") == "" {
+		env = append(env, "PATH=/usr/local/go/bin:/usr/local/bin:/usr/bin:/bin")
+	}
+	if envValue(env, "HOME") == "" {
+		env = append(env, "HOME="+c.Dir)
+	}
+	root := os.Geteuid() == 0
+	cfg := launchConfig{Argv: c.Argv, Env: env, Dir: c.Dir, Limits: lim, UID: -1, GID: -1, Mounts: root}
+	iso := Isolation{Network: "none", Filesystem: "working folder only by convention", User: "same as gavel", Processes: "RLIMIT_NPROC"}
+	if root {
+		cfg.UID, cfg.GID = sandboxUID, sandboxGID
+	}
+	cg := newCgroup(lim.Processes)
+	if cg != nil {
+		cfg.CgroupP = cg.procs
+		defer cg.remove()
+	}
+	raw, _ := json.Marshal(cfg)
+
+	nsMu.Lock()
+	useNS := nsAllowed && root
+	nsMu.Unlock()
+	start := func(ns bool) (*osexec.Cmd, *os.File, *capture, *capture, error) {
+		cmd := osexec.Command(self)
+		cmd.Env = []string{launchEnv + "=" + string(raw)}
+		cmd.Dir = c.Dir
+		attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if ns {
+			attr.Cloneflags = syscall.CLONE_NEWNET | syscall.CLONE_NEWNS
+		}
+		cmd.SysProcAttr = attr
+		// When the program exits but a descendant still holds its output
+		// open, stop waiting for the output soon; the descendant is killed
+		// right after.
+		cmd.WaitDelay = 300 * time.Millisecond
+		stdout := &capture{max: lim.Output, limit: int64(16 * lim.Output)}
+		stderr := &capture{max: lim.Output, limit: int64(16 * lim.Output)}
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		cmd.ExtraFiles = []*os.File{pw}
+		err = cmd.Start()
+		pw.Close()
+		if err != nil {
+			pr.Close()
+			return nil, nil, nil, nil, err
+		}
+		return cmd, pr, stdout, stderr, nil
+	}
+	t0 := time.Now()
+	cmd, report, stdout, stderr, err := start(useNS)
+	if err != nil && useNS && errors.Is(err, syscall.EPERM) {
+		nsMu.Lock()
+		nsAllowed = false
+		nsMu.Unlock()
+		useNS = false
+		cmd, report, stdout, stderr, err = start(false)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: start: %w", err)
+	}
+	pgid := cmd.Process.Pid
+	var outputLimit atomic.Bool
+	killAll := func() {
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		if cg != nil {
+			cg.killAll()
+		}
+	}
+	over := func() { outputLimit.Store(true); killAll() }
+	stdout.over, stderr.over = over, over
+
+	var rep launchReport
+	json.NewDecoder(report).Decode(&rep)
+	report.Close()
+
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timer := time.NewTimer(lim.Wall)
+	defer timer.Stop()
+	timedOut := false
+	var waitErr error
+	select {
+	case waitErr = <-done:
+	case <-timer.C:
+		timedOut = true
+		killAll()
+		waitErr = <-done
+	case <-ctx.Done():
+		killAll()
+		<-done
+		return nil, ctx.Err()
+	}
+	// Whatever the program left behind dies with it: its process group,
+	// and with a cgroup every descendant, even one that left the group.
+	killAll()
+	if cg != nil {
+		cg.waitEmpty()
+	}
+	r := &Run{Wall: time.Since(t0), TimedOut: timedOut, OutputLimit: outputLimit.Load(),
+		Stdout: string(stdout.buf), Stderr: string(stderr.buf),
+		Truncated: stdout.total.Load() > int64(lim.Output) || stderr.total.Load() > int64(lim.Output)}
+	if rep.Error != "" {
+		return nil, fmt.Errorf("sandbox: launcher: %s", rep.Error)
+	}
+	if ps := cmd.ProcessState; ps != nil {
+		r.CPU = ps.UserTime() + ps.SystemTime()
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+			if ws.Signaled() {
+				r.Signal = ws.Signal().String()
+				r.ExitCode = -1
+			} else {
+				r.ExitCode = ws.ExitStatus()
+			}
+		}
+	} else if waitErr != nil {
+		return nil, fmt.Errorf("sandbox: wait: %w", waitErr)
+	}
+	if useNS {
+		iso.Network = "new network namespace (no interfaces)"
+	}
+	if rep.Mounts {
+		iso.Filesystem = "private /tmp, /var/tmp, /dev/shm, /run/lock; the rest writable only by its owners"
+	}
+	if rep.User != "" {
+		iso.User = rep.User
+	}
+	if rep.Cgroup {
+		iso.Processes = fmt.Sprintf("pids cgroup (pids.max %d)", lim.Processes)
+	}
+	r.Isolation = iso
+	return r, nil
+}
+
+// cgroup is a pids cgroup for one run.
+type cgroup struct {
+	dir, procs string
+}
+
+// newCgroup makes a pids cgroup (v1 or v2) with pids.max, or returns nil
+// when the machine does not allow it.
+func newCgroup(max int) *cgroup {
+	name := fmt.Sprintf("gavel-%d-%d", os.Getpid(), cgCounter.Add(1))
+	for _, parent := range []string{"/sys/fs/cgroup/pids", "/sys/fs/cgroup"} {
+		if _, err := os.Stat(filepath.Join(parent, "cgroup.procs")); err != nil {
+			continue
+		}
+		if parent == "/sys/fs/cgroup" {
+			b, err := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
+			if err != nil || !strings.Contains(string(b), "pids") {
+				continue
+			}
+		}
+		dir := filepath.Join(parent, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(max)), 0); err != nil {
+			os.Remove(dir)
+			continue
+		}
+		return &cgroup{dir: dir, procs: filepath.Join(dir, "cgroup.procs")}
+	}
+	return nil
+}
+
+func (c *cgroup) pids() []int {
+	b, err := os.ReadFile(c.procs)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if p, err := strconv.Atoi(f); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (c *cgroup) killAll() {
+	for _, p := range c.pids() {
+		syscall.Kill(p, syscall.SIGKILL)
+	}
+}
+
+// waitEmpty kills until the cgroup is empty, for at most two seconds.
+func (c *cgroup) waitEmpty() {
+	for range 200 {
+		ps := c.pids()
+		if len(ps) == 0 {
+			return
+		}
+		for _, p := range ps {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (c *cgroup) remove() {
+	c.waitEmpty()
+	for range 50 {
+		if err := os.Remove(c.dir); err == nil || errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+var _ io.Writer = (*capture)(nil)

@@ -1,0 +1,345 @@
+package exec
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Status is the outcome of running a program and its tests.
+type Status string
+
+// The statuses.
+const (
+	Passed        Status = "passed"         // the tests ran and passed
+	Failed        Status = "failed"         // the tests ran and failed
+	BuildError    Status = "build_error"    // it did not compile (Go) or parse (Python)
+	Timeout       Status = "timeout"        // it ran past the wall-clock limit
+	ResourceLimit Status = "resource_limit" // it hit a memory, CPU, file, process or output limit
+	Crashed       Status = "crashed"        // it died otherwise (a panic, an uncaught exception, a signal)
+)
+
+// Result is a program's status with what explains it.
+type Result struct {
+	Status Status `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// Build is the compiler's output for a build error.
+	Build     string        `json:"build_output,omitempty"`
+	BuildTime time.Duration `json:"build_ns,omitempty"`
+	Run       *Run          `json:"run,omitempty"`
+}
+
+// resourceReason finds a resource limit in a run's outcome.
+func resourceReason(r *Run) string {
+	switch {
+	case r.OutputLimit:
+		return "output over the cap"
+	case r.Signal == "CPU time limit exceeded":
+		return "CPU time limit"
+	case r.Signal == "file size limit exceeded":
+		return "file size limit"
+	}
+	low := strings.ToLower(r.Stderr + r.Stdout)
+	for _, pat := range []string{"out of memory", "cannot allocate memory", "memoryerror", "resource temporarily unavailable", "too many open files", "file too large"} {
+		if strings.Contains(low, pat) {
+			return "resource limit: " + pat
+		}
+	}
+	return ""
+}
+
+// GoModule is a module folder in which Go programs are compiled offline:
+// go.mod, go.sum and a vendor folder, with a build cache shared by every
+// compile, so that dependencies and the standard library compile once.
+type GoModule struct {
+	Root, Cache string
+	n           atomic.Int64
+}
+
+// NewGoModule unpacks a module (go.mod, go.sum and vendor.tar.gz) into a
+// folder of its own.
+func NewGoModule(gomod, gosum, vendorTarGz []byte) (*GoModule, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	base = filepath.Join(base, "gavel")
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return nil, err
+	}
+	root, err := os.MkdirTemp(base, "gomod-")
+	if err != nil {
+		return nil, err
+	}
+	m := &GoModule{Root: root, Cache: filepath.Join(base, "gocache")}
+	if err := os.MkdirAll(m.Cache, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(root, "go.mod"), gomod, 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(root, "go.sum"), gosum, 0o644); err != nil {
+		return nil, err
+	}
+	if err := untar(vendorTarGz, root); err != nil {
+		return nil, fmt.Errorf("vendor: %w", err)
+	}
+	return m, nil
+}
+
+// Close removes the module folder (the build cache stays, to be reused).
+func (m *GoModule) Close() error { return os.RemoveAll(m.Root) }
+
+func untar(tgz []byte, dst string) error {
+	zr, err := gzip.NewReader(bytes.NewReader(tgz))
+	if err != nil {
+		return err
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := filepath.Clean(h.Name)
+		if strings.HasPrefix(name, "..") || filepath.IsAbs(name) {
+			return fmt.Errorf("unsafe path %q in archive", h.Name)
+		}
+		p := filepath.Join(dst, name)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			b, err := io.ReadAll(io.LimitReader(tr, 64<<20))
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// goEnv is the environment of compiles: offline, vendored, no cgo.
+func (m *GoModule) goEnv() []string {
+	env := []string{"GOFLAGS=-mod=vendor", "GOPROXY=off", "GOTOOLCHAIN=local", "CGO_ENABLED=0",
+		"GOCACHE=" + m.Cache, "GOPATH=" + filepath.Join(m.Cache, "gopath"), "HOME=" + m.Cache, "GOWORK=off"}
+	if p := os.Getenv("PATH"); p != "" {
+		env = append(env, "PATH="+p)
+	}
+	return env
+}
+
+var goBin = sync.OnceValue(func() string {
+	if p, err := osexec.LookPath("go"); err == nil {
+		return p
+	}
+	return "/usr/local/go/bin/go"
+})
+
+// Test compiles a package of Go files (its tests included) in the module
+// and runs its tests in the sandbox. Compiling runs no program code; only
+// the test binary runs, sandboxed.
+func (m *GoModule) Test(ctx context.Context, files map[string]string, lim Limits) (*Result, error) {
+	lim = lim.norm()
+	pkg := fmt.Sprintf("p%06d", m.n.Add(1))
+	dir := filepath.Join(m.Root, pkg)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	for name, content := range files {
+		if strings.ContainsAny(name, `/\`) || !strings.HasSuffix(name, ".go") {
+			return nil, fmt.Errorf("file %q: want a plain Go file name", name)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	work, cleanup, err := NewWorkdir()
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	bin := filepath.Join(work, "prog.test")
+	bctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	t0 := time.Now()
+	build := osexec.CommandContext(bctx, goBin(), "test", "-c", "-o", bin, "./"+pkg)
+	build.Dir = m.Root
+	build.Env = m.goEnv()
+	out, err := build.CombinedOutput()
+	res := &Result{BuildTime: time.Since(t0)}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		res.Status, res.Reason = BuildError, "the package does not compile"
+		res.Build = capText(string(out), lim.Output)
+		return res, nil
+	}
+	if _, err := os.Stat(bin); err != nil {
+		res.Status, res.Reason = BuildError, "the package has no tests"
+		return res, nil
+	}
+	if err := Chown(bin); err != nil {
+		return nil, err
+	}
+	run, err := Exec(ctx, Cmd{Argv: []string{"./prog.test", "-test.count=1", "-test.timeout=" + (lim.Wall + time.Second).String()},
+		Env: []string{"GOMAXPROCS=2", "GOTRACEBACK=single"}, Dir: work, Limits: lim})
+	if err != nil {
+		return nil, err
+	}
+	res.Run = run
+	res.Status, res.Reason = classifyGo(run)
+	return res, nil
+}
+
+func classifyGo(r *Run) (Status, string) {
+	switch {
+	case r.TimedOut:
+		return Timeout, "killed at the wall-clock limit"
+	case strings.Contains(r.Stdout+r.Stderr, "panic: test timed out"):
+		return Timeout, "the tests timed out"
+	}
+	if why := resourceReason(r); why != "" {
+		return ResourceLimit, why
+	}
+	switch {
+	case r.ExitCode == 0 && r.Signal == "":
+		return Passed, ""
+	case r.Signal != "":
+		return Crashed, "killed by " + r.Signal
+	case strings.Contains(r.Stdout+r.Stderr, "panic:"):
+		return Crashed, "a panic"
+	case strings.Contains(r.Stdout, "--- FAIL") || strings.Contains(r.Stdout, "FAIL"):
+		return Failed, "a test failed"
+	}
+	return Crashed, fmt.Sprintf("exit code %d", r.ExitCode)
+}
+
+func capText(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "\n[... cut]"
+	}
+	return s
+}
+
+// Python runs a Python program (a script that runs its own tests and
+// exits non-zero when one fails) in the sandbox: first a compile check,
+// then the script.
+func Python(ctx context.Context, source string, lim Limits) (*Result, error) {
+	lim = lim.norm()
+	work, cleanup, err := NewWorkdir()
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	file := filepath.Join(work, "prog.py")
+	if err := os.WriteFile(file, []byte(source), 0o644); err != nil {
+		return nil, err
+	}
+	if err := Chown(file); err != nil {
+		return nil, err
+	}
+	env := []string{"PYTHONDONTWRITEBYTECODE=1", "PYTHONHASHSEED=0"}
+	if p := os.Getenv("PATH"); p != "" {
+		env = append(env, "PATH="+p)
+	}
+	t0 := time.Now()
+	check, err := Exec(ctx, Cmd{Argv: []string{python(), "-I", "-c", "import ast,sys; ast.parse(open('prog.py').read(), 'prog.py')"},
+		Env: env, Dir: work, Limits: Limits{Wall: 10 * time.Second, Output: lim.Output}})
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{BuildTime: time.Since(t0)}
+	if check.ExitCode != 0 || check.Signal != "" {
+		res.Status, res.Reason, res.Build = BuildError, "the program does not parse", check.Stderr
+		return res, nil
+	}
+	run, err := Exec(ctx, Cmd{Argv: []string{python(), "-I", "prog.py"}, Env: env, Dir: work, Limits: lim})
+	if err != nil {
+		return nil, err
+	}
+	res.Run = run
+	res.Status, res.Reason = classifyPython(run)
+	return res, nil
+}
+
+// python finds an interpreter the sandbox user can run: one installed for
+// everyone (/usr/bin) before one in a user's home (pyenv shims are not).
+var python = sync.OnceValue(func() string {
+	candidates := []string{"/usr/bin/python3", "/usr/local/bin/python3"}
+	for _, name := range []string{"python3", "python"} {
+		if p, err := osexec.LookPath(name); err == nil {
+			candidates = append(candidates, p)
+		}
+	}
+	for _, c := range candidates {
+		if os.Geteuid() != 0 || worldExecutable(c) {
+			if _, err := os.Stat(c); err == nil {
+				return c
+			}
+		}
+	}
+	return "python3"
+})
+
+// worldExecutable reports whether any user can run path: the file and every
+// folder above it are executable by others.
+func worldExecutable(path string) bool {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	for p := real; ; p = filepath.Dir(p) {
+		st, err := os.Stat(p)
+		if err != nil || st.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		if p == "/" {
+			return true
+		}
+	}
+}
+
+func classifyPython(r *Run) (Status, string) {
+	if r.TimedOut {
+		return Timeout, "killed at the wall-clock limit"
+	}
+	if why := resourceReason(r); why != "" {
+		return ResourceLimit, why
+	}
+	switch {
+	case r.ExitCode == 0 && r.Signal == "":
+		return Passed, ""
+	case r.Signal != "":
+		return Crashed, "killed by " + r.Signal
+	case strings.Contains(r.Stderr, "AssertionError"):
+		return Failed, "an assertion failed"
+	}
+	last := strings.TrimSpace(r.Stderr)
+	if i := strings.LastIndexByte(last, '\n'); i >= 0 {
+		last = last[i+1:]
+	}
+	return Crashed, "uncaught exception: " + capText(last, 200)
+}

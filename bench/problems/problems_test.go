@@ -1,0 +1,110 @@
+package problems_test
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	bexec "github.com/gavelhq/gavel/bench/exec"
+	"github.com/gavelhq/gavel/bench/problems"
+)
+
+func TestMain(m *testing.M) {
+	bexec.Launch()
+	os.Exit(m.Run())
+}
+
+func load(t testing.TB, lang string) []*problems.Problem {
+	t.Helper()
+	name := "../../examples/humaneval-x-go/humaneval_go.jsonl.gz"
+	load := problems.LoadHumanEvalXGo
+	if lang == "python" {
+		name, load = "../../examples/humaneval/HumanEval.jsonl.gz", problems.LoadHumanEval
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ps, err := load(f, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps
+}
+
+// runAll runs every problem's canonical solution, two at a time.
+func runAll(t *testing.T, ps []*problems.Problem, mod *bexec.GoModule) map[string]*bexec.Result {
+	out := map[string]*bexec.Result{}
+	var mu sync.Mutex
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for _, p := range ps {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			res, err := p.Run(context.Background(), mod, p.Code(), bexec.Limits{Wall: 60 * time.Second})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			out[p.ID] = res
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+func TestCanonicalGoSolutionsPass(t *testing.T) {
+	ps := load(t, "go")
+	if len(ps) != 164 {
+		t.Fatalf("%d problems", len(ps))
+	}
+	if testing.Short() {
+		ps = ps[:20]
+	}
+	mod, err := problems.NewGoModule()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mod.Close()
+	res := runAll(t, ps, mod)
+	passed := 0
+	for _, p := range ps {
+		r := res[p.ID]
+		if r != nil && r.Status == bexec.Passed {
+			passed++
+			continue
+		}
+		if r != nil {
+			t.Errorf("%s: %s (%s) %s %s", p.ID, r.Status, r.Reason, r.Build, func() string {
+				if r.Run != nil {
+					return r.Run.Stdout + r.Run.Stderr
+				}
+				return ""
+			}())
+		}
+	}
+	t.Logf("%d of %d canonical Go solutions pass", passed, len(ps))
+}
+
+func TestCanonicalPythonSolutionsPass(t *testing.T) {
+	ps := load(t, "python")
+	if len(ps) != 164 {
+		t.Fatalf("%d problems", len(ps))
+	}
+	res := runAll(t, ps, nil)
+	passed := 0
+	for _, p := range ps {
+		if r := res[p.ID]; r != nil && r.Status == bexec.Passed {
+			passed++
+		} else if r != nil {
+			t.Errorf("%s: %s (%s)", p.ID, r.Status, r.Reason)
+		}
+	}
+	t.Logf("%d of %d canonical Python solutions pass", passed, len(ps))
+}
