@@ -8,9 +8,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	bexec "github.com/gavelhq/gavel/bench/exec"
 )
 
 func main() {
+	// A sandboxed run re-executes gavel as its launcher: it applies the
+	// limits and becomes the program, never returning here.
+	bexec.Launch()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

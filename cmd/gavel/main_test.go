@@ -308,3 +308,24 @@ func TestIngestSWEBench(t *testing.T) {
 		t.Fatalf("--gold without the format: %+v", r)
 	}
 }
+
+func TestExecCommand(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "x_test.go"), []byte("package main\n\nimport (\n\t\"testing\"\n\n\t\"github.com/stretchr/testify/assert\"\n)\n\nfunc TestX(t *testing.T) {\n\tassert.Equal(t, 2, 1+1)\n}\n"), 0o644)
+	var res struct {
+		Status string
+		Run    struct {
+			Isolation struct{ Network string }
+		}
+	}
+	decodeJSON(t, mustGavel(t, filepath.Join(dir, "g.db"), "exec", "--lang", "go", dir), &res)
+	if res.Status != "passed" || res.Run.Isolation.Network == "" {
+		t.Fatalf("go package with testify: %+v", res)
+	}
+	py := filepath.Join(dir, "p.py")
+	os.WriteFile(py, []byte("assert sum([1, 2]) == 4\n"), 0o644)
+	decodeJSON(t, mustGavel(t, filepath.Join(dir, "g.db"), "exec", "--lang", "python", py), &res)
+	if res.Status != "failed" {
+		t.Fatalf("failing python script: %+v", res)
+	}
+}
