@@ -137,9 +137,9 @@ func TestOrphanIsKilled(t *testing.T) {
 func TestPythonStatuses(t *testing.T) {
 	needPython(t)
 	for src, want := range map[string]bexec.Status{
-		"assert 1 + 1 == 2\n":      bexec.Passed,
-		"assert 1 + 1 == 3\n":      bexec.Failed,
-		"def f(:\n    pass\n":      bexec.BuildError,
+		"assert 1 + 1 == 2\n":     bexec.Passed,
+		"assert 1 + 1 == 3\n":     bexec.Failed,
+		"def f(:\n    pass\n":     bexec.BuildError,
 		"raise ValueError('x')\n": bexec.Crashed,
 	} {
 		if res := run(t, src, bexec.Limits{Wall: 5 * time.Second}); res.Status != want {
