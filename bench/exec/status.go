@@ -285,6 +285,9 @@ func Python(ctx context.Context, source string, lim Limits) (*Result, error) {
 	return res, nil
 }
 
+// PythonInterpreter is the python3 gavel runs programs with.
+func PythonInterpreter() string { return python() }
+
 // python finds an interpreter the sandbox user can run: one installed for
 // everyone (/usr/bin) before one in a user's home (pyenv shims are not).
 var python = sync.OnceValue(func() string {

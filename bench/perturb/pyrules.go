@@ -8,21 +8,18 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os/exec"
-	"sync"
 	"time"
+
+	bexec "github.com/gavelhq/gavel/bench/exec"
 )
 
 //go:embed pyrules.py
 var pyScript string
 
-// python3 is found once; the rules only parse programs (they never run
-// them), so no sandbox is needed.
-var python3 = sync.OnceValue(func() string {
-	if p, err := exec.LookPath("python3"); err == nil {
-		return p
-	}
-	return "python3"
-})
+// python3 is the interpreter the executor uses (a system one starts in
+// milliseconds, where a pyenv shim takes hundreds). The rules only parse
+// programs, never run them, so no sandbox is needed.
+var python3 = bexec.PythonInterpreter
 
 func pyRule(name string) func(string, *rand.Rand) (string, error) {
 	return func(code string, rng *rand.Rand) (string, error) {

@@ -1,0 +1,362 @@
+// Package bench builds AXIOM benchmarks and measures judges on them: from
+// correct programs with tests, rule-guided perturbation makes programs of
+// known quality (0..5), each checked by running it in the sandbox; a
+// diverse, balanced set is kept; judges and metrics are then scored
+// against the known scores.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	bexec "github.com/gavelhq/gavel/bench/exec"
+	"github.com/gavelhq/gavel/bench/perturb"
+	"github.com/gavelhq/gavel/bench/problems"
+)
+
+// Program is one benchmark item: a program of known score for a problem.
+type Program struct {
+	ID        string   `json:"id"`
+	Problem   string   `json:"problem"`
+	Lang      string   `json:"lang"`
+	Score     int      `json:"score"`
+	Rules     []string `json:"rules"`
+	Prompt    string   `json:"prompt"`
+	Code      string   `json:"code"`
+	Reference string   `json:"reference"`
+	// Status and Reason are the executor's verdict on the program.
+	Status bexec.Status `json:"status"`
+	Reason string       `json:"reason,omitempty"`
+	// Flags note what validation found odd but not disqualifying.
+	Flags      []string   `json:"flags,omitempty"`
+	Provenance Provenance `json:"provenance"`
+}
+
+// Provenance says where a program came from.
+type Provenance struct {
+	Source string `json:"source"`
+	Seed   uint64 `json:"seed"`
+	Tool   string `json:"tool"`
+}
+
+// BuildOptions configure Build.
+type BuildOptions struct {
+	Lang     string
+	PerScore int // programs per problem and score (default 1)
+	// Candidates per problem and score tried before selection (default
+	// 3 x PerScore).
+	Candidates  int
+	Seed        uint64
+	Concurrency int // sandboxed runs at once (default 2)
+	Limits      bexec.Limits
+	Source      string
+	Tool        string
+	Progress    func(done, total int)
+}
+
+// Dropped is a candidate that validation rejected, with why.
+type Dropped struct {
+	Problem string   `json:"problem"`
+	Score   int      `json:"score"`
+	Rules   []string `json:"rules"`
+	Reason  string   `json:"reason"`
+}
+
+// BuildResult is a built benchmark and its accounts.
+type BuildResult struct {
+	Programs []*Program `json:"-"`
+	// SetAside lists problems whose canonical solution fails.
+	SetAside []string       `json:"set_aside"`
+	PerScore map[int]int    `json:"per_score"`
+	PerRule  map[string]int `json:"per_rule"`
+	Dropped  []Dropped      `json:"dropped"`
+	// Trimmed counts valid programs left out to balance the score levels.
+	Trimmed int `json:"trimmed_for_balance"`
+}
+
+type candidate struct {
+	p     *problems.Problem
+	score int
+	rules []string
+	code  string
+	res   *bexec.Result
+}
+
+// Build makes a balanced benchmark from problems.
+func Build(ctx context.Context, ps []*problems.Problem, mod *bexec.GoModule, opt BuildOptions) (*BuildResult, error) {
+	if opt.PerScore <= 0 {
+		opt.PerScore = 1
+	}
+	if opt.Candidates <= 0 {
+		opt.Candidates = 3 * opt.PerScore
+	}
+	if opt.Concurrency <= 0 {
+		opt.Concurrency = 2
+	}
+	rules := perturb.ByLang(opt.Lang)
+	if len(rules) == 0 {
+		return nil, fmt.Errorf("no rules for language %q", opt.Lang)
+	}
+	res := &BuildResult{PerScore: map[int]int{}, PerRule: map[string]int{}}
+
+	// Candidates: the canonical program at 5, and rule compositions below.
+	var cands []*candidate
+	for pi, p := range ps {
+		cands = append(cands, &candidate{p: p, score: 5, code: p.Code()})
+		rng := rand.New(rand.NewPCG(opt.Seed, uint64(pi)))
+		for s := 4; s >= 0; s-- {
+			seen := map[string]bool{p.Code(): true}
+			for try := 0; try < 8*opt.Candidates && countFor(cands, p, s) < opt.Candidates; try++ {
+				chosen := composition(rules, s, rng)
+				code, score, err := perturb.Compose(p.Code(), chosen, rng)
+				if err != nil || score != s || seen[code] {
+					continue
+				}
+				seen[code] = true
+				var names []string
+				for _, r := range chosen {
+					names = append(names, r.Name)
+				}
+				cands = append(cands, &candidate{p: p, score: s, rules: names, code: code})
+			}
+		}
+	}
+
+	// Run every candidate in the sandbox.
+	var mu sync.Mutex
+	var firstErr error
+	done := 0
+	sem := make(chan struct{}, opt.Concurrency)
+	var wg sync.WaitGroup
+	for _, c := range cands {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			r, err := c.p.Run(ctx, mod, c.code, opt.Limits)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			c.res = r
+			done++
+			if opt.Progress != nil {
+				opt.Progress(done, len(cands))
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+
+	// Calibrate: the canonical program must pass; 3..5 must pass their
+	// tests and 0..2 must fail them.
+	setAside := map[string]bool{}
+	for _, c := range cands {
+		if c.score == 5 && c.res.Status != bexec.Passed {
+			setAside[c.p.ID] = true
+			res.SetAside = append(res.SetAside, c.p.ID)
+		}
+	}
+	valid := map[string]map[int][]*candidate{}
+	for _, c := range cands {
+		if setAside[c.p.ID] {
+			continue
+		}
+		if why := inconsistency(c); why != "" {
+			res.Dropped = append(res.Dropped, Dropped{Problem: c.p.ID, Score: c.score, Rules: c.rules, Reason: why})
+			continue
+		}
+		if valid[c.p.ID] == nil {
+			valid[c.p.ID] = map[int][]*candidate{}
+		}
+		valid[c.p.ID][c.score] = append(valid[c.p.ID][c.score], c)
+	}
+
+	// Select the most diverse per problem and score, then balance.
+	byScore := map[int][]*candidate{}
+	for _, p := range ps {
+		for s := 0; s <= 5; s++ {
+			for _, c := range Diverse(valid[p.ID][s], p.Code(), opt.PerScore) {
+				byScore[s] = append(byScore[s], c)
+			}
+		}
+	}
+	n := -1
+	for s := 0; s <= 5; s++ {
+		if n < 0 || len(byScore[s]) < n {
+			n = len(byScore[s])
+		}
+	}
+	for s := 0; s <= 5; s++ {
+		res.Trimmed += len(byScore[s]) - n
+		for i, c := range byScore[s][:n] {
+			prog := &Program{
+				ID: fmt.Sprintf("%s/s%d/%d", c.p.ID, s, i), Problem: c.p.ID, Lang: c.p.Lang, Score: s, Rules: c.rules,
+				Prompt: c.p.Prompt, Code: c.code, Reference: c.p.Code(), Status: c.res.Status, Reason: c.res.Reason,
+				Provenance: Provenance{Source: opt.Source, Seed: opt.Seed, Tool: opt.Tool},
+			}
+			if prog.Rules == nil {
+				prog.Rules = []string{}
+			}
+			if s == 2 && c.res.Status == bexec.BuildError {
+				prog.Flags = append(prog.Flags, "does not compile: a small fix, but a judge sees it at once")
+			}
+			res.Programs = append(res.Programs, prog)
+			res.PerScore[s]++
+			for _, r := range c.rules {
+				res.PerRule[r]++
+			}
+		}
+	}
+	sort.SliceStable(res.Programs, func(i, j int) bool { return res.Programs[i].ID < res.Programs[j].ID })
+	if len(res.Programs) == 0 {
+		return res, errors.New("no program survived validation")
+	}
+	return res, nil
+}
+
+func countFor(cs []*candidate, p *problems.Problem, s int) int {
+	n := 0
+	for _, c := range cs {
+		if c.p == p && c.score == s {
+			n++
+		}
+	}
+	return n
+}
+
+// composition picks a rule at exactly the target ceiling, and sometimes
+// one above it, so that the score is the target.
+func composition(rules []*perturb.Rule, target int, rng *rand.Rand) []*perturb.Rule {
+	var at, above []*perturb.Rule
+	for _, r := range rules {
+		switch {
+		case r.Ceiling == target:
+			at = append(at, r)
+		case r.Ceiling > target:
+			above = append(above, r)
+		}
+	}
+	chosen := []*perturb.Rule{at[rng.IntN(len(at))]}
+	if len(above) > 0 && rng.IntN(2) == 0 {
+		// The milder rule first, so that the harsher one sees its result.
+		chosen = append([]*perturb.Rule{above[rng.IntN(len(above))]}, chosen...)
+	}
+	return chosen
+}
+
+// inconsistency says why a candidate's run contradicts its score.
+func inconsistency(c *candidate) string {
+	st := c.res.Status
+	switch {
+	case c.score >= 3 && st != bexec.Passed:
+		return fmt.Sprintf("score %d needs passing tests, but the program %s (%s)", c.score, st, c.res.Reason)
+	case c.score <= 2 && st == bexec.Passed:
+		return fmt.Sprintf("score %d needs failing tests, but they pass", c.score)
+	}
+	return ""
+}
+
+var tokenRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*|\d+|:=|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|--|\+=|-=|\*=|/=|\*\*|//|\S`)
+
+// Tokens splits code into identifier, number and symbol tokens.
+func Tokens(code string) []string { return tokenRE.FindAllString(code, -1) }
+
+// EditDistance is the normalised token edit distance between two programs:
+// Levenshtein distance over tokens divided by the longer length.
+func EditDistance(a, b []string) float64 {
+	if len(a) == 0 && len(b) == 0 {
+		return 0
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return float64(prev[len(b)]) / float64(max(len(a), len(b)))
+}
+
+// Diverse picks k candidates greedily farthest-first: each next one is the
+// farthest (by normalised token edit distance) from the original and from
+// those already picked. Ties keep the earlier candidate.
+func Diverse(cs []*candidate, original string, k int) []*candidate {
+	if len(cs) <= k {
+		return cs
+	}
+	toks := make([][]string, len(cs))
+	for i, c := range cs {
+		toks[i] = Tokens(c.code)
+	}
+	picked := [][]string{Tokens(original)}
+	var out []*candidate
+	used := make([]bool, len(cs))
+	for len(out) < k {
+		best, bestD := -1, -1.0
+		for i := range cs {
+			if used[i] {
+				continue
+			}
+			d := 2.0
+			for _, p := range picked {
+				d = min(d, EditDistance(toks[i], p))
+			}
+			if d > bestD {
+				best, bestD = i, d
+			}
+		}
+		used[best] = true
+		out = append(out, cs[best])
+		picked = append(picked, toks[best])
+	}
+	return out
+}
+
+// Check runs a program again, for tests and audits: its status, and
+// whether it agrees with its score.
+func Check(ctx context.Context, prog *Program, p *problems.Problem, mod *bexec.GoModule, lim bexec.Limits) (bexec.Status, string, error) {
+	r, err := p.Run(ctx, mod, prog.Code, lim)
+	if err != nil {
+		return "", "", err
+	}
+	why := inconsistency(&candidate{score: prog.Score, res: r})
+	return r.Status, why, nil
+}
+
+// ProblemsByID indexes problems.
+func ProblemsByID(ps []*problems.Problem) map[string]*problems.Problem {
+	m := map[string]*problems.Problem{}
+	for _, p := range ps {
+		m[p.ID] = p
+	}
+	return m
+}
+
+// Describe summarises a build for people.
+func (r *BuildResult) Describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d programs:", len(r.Programs))
+	for s := 0; s <= 5; s++ {
+		fmt.Fprintf(&b, " %d at score %d;", r.PerScore[s], s)
+	}
+	fmt.Fprintf(&b, " %d candidates dropped by validation, %d trimmed for balance, %d problems set aside", len(r.Dropped), r.Trimmed, len(r.SetAside))
+	return b.String()
+}
