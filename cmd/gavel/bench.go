@@ -1,0 +1,330 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gavelhq/gavel/bench"
+	bexec "github.com/gavelhq/gavel/bench/exec"
+	"github.com/gavelhq/gavel/bench/problems"
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/metrics"
+	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/report"
+)
+
+func (a *app) benchCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Judge benchmarks by rule-guided perturbation (AXIOM): build one, run judges on it",
+		Args:  args(cobra.NoArgs),
+	}
+	cmd.AddCommand(a.benchBuildCmd(), a.benchRunCmd())
+	return cmd
+}
+
+func loadProblems(file, lang string) ([]*problems.Problem, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	switch lang {
+	case "go":
+		return problems.LoadHumanEvalXGo(f, file)
+	case "python":
+		return problems.LoadHumanEval(f, file)
+	}
+	return nil, usagef("--lang: want go or python")
+}
+
+func (a *app) benchBuildCmd() *cobra.Command {
+	var file, lang, out string
+	var opt bench.BuildOptions
+	var limit int
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "build --problems FILE --lang go|python --per-score K --seed S -o BENCH.jsonl",
+		Short: "Build a balanced benchmark of programs of known score (0..5), each checked by running it",
+		Long: `Build a benchmark from problems with tests (HumanEval-X Go: humaneval_go.jsonl.gz;
+HumanEval Python: HumanEval.jsonl.gz). Every canonical solution is run first and
+problems whose solution fails are set aside. For each problem and score 0..4,
+rules are composed (the score is the lowest ceiling among them) and applied;
+every candidate runs in the sandbox: scores 3..5 must pass their tests, 0..2 must
+fail them, and inconsistent ones are dropped with the reason. The most diverse
+candidates (greedy farthest-first by normalised token edit distance) are kept,
+and the score levels are balanced.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" || out == "" {
+				return usagef("bench build needs --problems FILE and -o BENCH.jsonl")
+			}
+			ps, err := loadProblems(file, lang)
+			if err != nil {
+				return err
+			}
+			if limit > 0 && limit < len(ps) {
+				ps = ps[:limit]
+			}
+			var mod *bexec.GoModule
+			if lang == "go" {
+				if mod, err = problems.NewGoModule(); err != nil {
+					return err
+				}
+				defer mod.Close()
+			}
+			opt.Lang, opt.Source, opt.Tool = lang, file, "gavel "+buildVersion().Version
+			opt.Limits = bexec.Limits{Wall: timeout}
+			prog := a.newProgress("bench build: programs checked")
+			opt.Progress = func(done, _ int) { prog.update(done) }
+			start := time.Now()
+			res, err := bench.Build(cmd.Context(), ps, mod, opt)
+			prog.done()
+			if err != nil {
+				return err
+			}
+			err = writeAtomic(out, a.stdout, func(w io.Writer) error {
+				enc := json.NewEncoder(w)
+				enc.SetEscapeHTML(false)
+				for _, p := range res.Programs {
+					if err := enc.Encode(p); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			sum := map[string]any{"file": out, "programs": len(res.Programs), "per_score": res.PerScore, "per_rule": res.PerRule,
+				"dropped": res.Dropped, "set_aside": res.SetAside, "trimmed_for_balance": res.Trimmed, "seconds": time.Since(start).Seconds()}
+			if a.json {
+				return a.writeJSON(sum)
+			}
+			fmt.Fprintf(a.stdout, "%s\nwritten to %s in %.0f s\n", res.Describe(), out, time.Since(start).Seconds())
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			for _, r := range record.SortedKeys(res.PerRule) {
+				fmt.Fprintf(tw, "  rule %s\t%d\n", r, res.PerRule[r])
+			}
+			tw.Flush()
+			reasons := map[string]int{}
+			for _, d := range res.Dropped {
+				reasons[strings.SplitN(d.Reason, " (", 2)[0]]++
+			}
+			for _, r := range record.SortedKeys(reasons) {
+				fmt.Fprintf(a.stdout, "  dropped: %s: %d\n", r, reasons[r])
+			}
+			if len(res.SetAside) > 0 {
+				fmt.Fprintf(a.stdout, "  set aside (canonical solution fails): %s\n", strings.Join(res.SetAside, ", "))
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&file, "problems", "", "problems file (HumanEval-X Go or HumanEval JSONL, gzipped or not)")
+	fl.StringVar(&lang, "lang", "go", "go or python")
+	fl.IntVar(&opt.PerScore, "per-score", 1, "programs per problem and score")
+	fl.IntVar(&opt.Candidates, "candidates", 0, "candidates tried per problem and score (default 3 x --per-score)")
+	fl.Uint64Var(&opt.Seed, "seed", 1, "seed of the rule choices")
+	fl.IntVar(&limit, "limit", 0, "only the first N problems")
+	fl.IntVar(&opt.Concurrency, "concurrency", 2, "programs checked at once")
+	fl.DurationVar(&timeout, "timeout", 10*time.Second, "wall-clock limit of one program's tests")
+	fl.StringVarP(&out, "output", "o", "", "benchmark file to write (JSONL)")
+	return cmd
+}
+
+func readBench(file string) ([]*bench.Program, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []*bench.Program
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var p bench.Program
+		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", file, n, err)
+		}
+		if p.ID == "" || p.Score < 0 || p.Score > 5 || p.Code == "" {
+			return nil, fmt.Errorf("%s:%d: a program needs id, code and a score from 0 to 5", file, n)
+		}
+		out = append(out, &p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no programs", file)
+	}
+	return out, sc.Err()
+}
+
+func (a *app) benchRunCmd() *cobra.Command {
+	var mf modelFlags
+	var file, judgeName, reportFile string
+	var metricNames []string
+	var resamples int
+	var seed uint64
+	cmd := &cobra.Command{
+		Use:   "run --bench BENCH.jsonl [--judge J --model M] [--metrics ...]",
+		Short: "Score judges and metrics against a benchmark's known scores",
+		Long: `Meta-evaluate the built-in metrics (token_similarity, ast_similarity,
+compile_only) and, with --judge, a judge: Spearman, Kendall tau-b, Pearson, exact
+and within-one accuracy, MAE, works/broken agreement (score 3 or more) and the
+confusion by score, with bootstrap intervals that resample whole problems. A
+binary judge predicts 5 for pass and 0 for fail; a rubric judge 5 x its share of
+passed checks; a pointwise judge 5 x its weighted score.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return usagef("bench run needs --bench BENCH.jsonl")
+			}
+			progs, err := readBench(file)
+			if err != nil {
+				return err
+			}
+			boot := metrics.BootstrapOptions{Resamples: resamples, Seed: seed}
+			var evals []*bench.MetaEval
+			for _, name := range metricNames {
+				m, err := bench.MetricByName(name)
+				if err != nil {
+					return usageError{err}
+				}
+				pred := make([]float64, len(progs))
+				for i, p := range progs {
+					if pred[i], err = m.Score(p); err != nil {
+						return fmt.Errorf("metric %s on %s: %w", name, p.ID, err)
+					}
+				}
+				evals = append(evals, bench.MetaEvaluate(name, progs, pred, boot))
+			}
+			simulated := false
+			if judgeName != "" {
+				s, err := judge.Load(judgeName)
+				if err != nil {
+					return usageError{err}
+				}
+				e, err := a.benchJudge(cmd.Context(), &mf, s, progs, boot)
+				if err != nil {
+					return err
+				}
+				evals = append(evals, e)
+				simulated = isSim(mf.model)
+			}
+			if reportFile != "" {
+				rep := &report.BenchReport{Title: "Benchmark: " + file, Simulated: simulated, Source: file, Programs: len(progs), Resamples: resamples, Evals: evals}
+				if simulated {
+					rep.Title = "[simulated] " + rep.Title
+				}
+				if err := writeAtomic(reportFile, a.stdout, func(w io.Writer) error { return report.WriteBench(w, rep) }); err != nil {
+					return err
+				}
+			}
+			if a.json {
+				return a.writeJSON(map[string]any{"bench": file, "programs": len(progs), "simulated": simulated, "evaluations": evals})
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintf(tw, "%s%d programs\t%s\tinvalid\t\n", simTag(mf.model), len(progs), strings.Join(bench.MetaFigures, "\t"))
+			for _, e := range evals {
+				fmt.Fprintf(tw, "%s", e.Name)
+				for _, f := range bench.MetaFigures {
+					fmt.Fprintf(tw, "\t%s", e.Figures[f].Value)
+				}
+				fmt.Fprintf(tw, "\t%d\t\n", e.Invalid)
+			}
+			return tw.Flush()
+		},
+	}
+	fl := cmd.Flags()
+	mf.register(fl)
+	fl.StringVar(&file, "bench", "", "benchmark file from 'gavel bench build'")
+	fl.StringVar(&judgeName, "judge", "", "a judge to meta-evaluate (built-in or YAML)")
+	fl.StringSliceVar(&metricNames, "metrics", []string{"token_similarity", "ast_similarity", "compile_only"}, "built-in metrics to meta-evaluate")
+	fl.StringVar(&reportFile, "report", "", "write an HTML report")
+	fl.IntVar(&resamples, "resamples", 2000, "bootstrap resamples")
+	fl.Uint64Var(&seed, "seed", 1, "bootstrap seed")
+	return cmd
+}
+
+// benchJudge judges every program and meta-evaluates the judge.
+func (a *app) benchJudge(ctx context.Context, mf *modelFlags, s *judge.Spec, progs []*bench.Program, boot metrics.BootstrapOptions) (*bench.MetaEval, error) {
+	if s.Kind == judge.Pairwise {
+		return nil, usagef("a pairwise judge compares two programs; bench run scores one at a time")
+	}
+	db, err := a.openStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	svc, err := mf.service(db, registry())
+	if err != nil {
+		return nil, err
+	}
+	rs := make([]*record.Record, len(progs))
+	for i, p := range progs {
+		rs[i] = &record.Record{ID: p.ID, Task: "Complete this " + p.Lang + " function so that it does what its documentation says:\n\n" + p.Prompt,
+			Candidate: p.Code, Reference: p.Reference}
+	}
+	var vs map[string]judge.Verdict
+	if s.Kind == judge.Binary || s.Kind == judge.Rubric {
+		prog := a.newProgress("bench run: programs judged")
+		res, err := judge.Run(ctx, svc, s, mf.model, rs, judge.RunOptions{Concurrency: mf.concurrency, Progress: func(d, _ int) { prog.update(d) }})
+		prog.done()
+		if err != nil {
+			return nil, stopped(err, svc.Stats().Pending)
+		}
+		if res.Pending > 0 {
+			return nil, stopped(llm.ErrPending, res.Pending)
+		}
+		vs = map[string]judge.Verdict{}
+		for _, v := range res.Verdicts {
+			vs[v.RecordID] = v
+		}
+	} else {
+		vs = map[string]judge.Verdict{}
+		for _, r := range rs {
+			req, err := s.Request(mf.model, judge.Input{Instruction: r.Task, Candidate: r.Candidate})
+			if err != nil {
+				return nil, err
+			}
+			resp, err := svc.Complete(ctx, req)
+			if err != nil {
+				return nil, stopped(err, svc.Stats().Pending)
+			}
+			vs[r.ID] = s.ParseAnswer(resp)
+		}
+	}
+	pred := make([]float64, len(progs))
+	for i, p := range progs {
+		v := vs[p.ID]
+		switch {
+		case v.Outcome == judge.Invalid:
+			pred[i] = math.NaN()
+		case s.Kind == judge.Binary && v.Outcome == judge.Pass:
+			pred[i] = 5
+		case s.Kind == judge.Binary:
+			pred[i] = 0
+		case s.Kind == judge.Rubric:
+			pred[i] = 5 * v.Score / float64(len(s.Checks))
+		default:
+			pred[i] = 5 * v.Score
+		}
+	}
+	a.printCalls(svc.Stats())
+	return bench.MetaEvaluate(s.Name+" with "+mf.model, progs, pred, boot), nil
+}

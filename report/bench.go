@@ -1,0 +1,64 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+
+	"github.com/gavelhq/gavel/bench"
+)
+
+//go:embed templates/bench.html
+var benchHTML string
+
+// BenchReport is the page of `gavel bench run --report`.
+type BenchReport struct {
+	Title     string
+	Simulated bool
+	Source    string
+	Programs  int
+	Resamples int
+	Evals     []*bench.MetaEval
+}
+
+var benchTmpl = template.Must(template.New("bench").Funcs(template.FuncMap{
+	"fig": func(e *bench.MetaEval, name string) string {
+		f := e.Figures[name]
+		if !f.Value.Defined() {
+			return "undefined"
+		}
+		s := fmt.Sprintf("%.3f", f.Value.V)
+		if f.CI != nil && f.CI.Defined() {
+			s += fmt.Sprintf(" [%.2f, %.2f]", f.CI.Lo, f.CI.Hi)
+		}
+		return s
+	},
+	"confusion": func(e *bench.MetaEval) template.HTML {
+		labels := []string{"0", "1", "2", "3", "4", "5"}
+		m := make([][]int, 6)
+		for i := range m {
+			m[i] = e.Confusion[i][:]
+		}
+		return Confusion("Known score (rows) by predicted score", labels, m)
+	},
+}).Parse(benchHTML))
+
+// WriteBench renders the benchmark page.
+func WriteBench(w io.Writer, r *BenchReport) error {
+	var rows []Interval
+	for _, e := range r.Evals {
+		f := e.Figures["spearman"]
+		iv := Interval{Name: e.Name, Defined: f.Value.Defined(), Value: f.Value.V, Lo: f.Value.V, Hi: f.Value.V}
+		if f.CI != nil && f.CI.Defined() {
+			iv.Lo, iv.Hi = f.CI.Lo, f.CI.Hi
+		}
+		rows = append(rows, iv)
+	}
+	return benchTmpl.Execute(w, struct {
+		*BenchReport
+		Figures       []string
+		SpearmanChart template.HTML
+	}{r, bench.MetaFigures, IntervalChart("Spearman correlation with the known scores", rows, -0.5, 1)})
+}
+
