@@ -298,3 +298,53 @@ func TestDemo(t *testing.T) {
 		}
 	}
 }
+
+func TestBenchBuildAndRun(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "gavel.db")
+	out := filepath.Join(dir, "bench.jsonl")
+	var build struct {
+		Programs int            `json:"programs"`
+		PerScore map[string]int `json:"per_score"`
+	}
+	decodeJSON(t, mustGavel(t, db, "bench", "build", "--problems", "../../examples/humaneval/HumanEval.jsonl.gz", "--lang", "python",
+		"--limit", "5", "--per-score", "1", "--seed", "2", "--timeout", "5s", "-o", out, "--json"), &build)
+	if build.Programs == 0 || len(build.PerScore) != 6 {
+		t.Fatalf("build %+v", build)
+	}
+	for _, n := range build.PerScore {
+		if n != build.Programs/6 {
+			t.Fatalf("unbalanced %+v", build.PerScore)
+		}
+	}
+	var run struct {
+		Evaluations []struct {
+			Name    string `json:"name"`
+			N       int    `json:"n"`
+			Figures map[string]struct {
+				Value *float64 `json:"value"`
+			} `json:"figures"`
+		} `json:"evaluations"`
+		Simulated bool `json:"simulated"`
+	}
+	report := filepath.Join(dir, "bench.html")
+	decodeJSON(t, mustGavel(t, db, "bench", "run", "--bench", out, "--judge", "passfail", "--model", "sim", "--json", "--report", report, "--resamples", "200"), &run)
+	if len(run.Evaluations) != 4 || !run.Simulated {
+		t.Fatalf("run %+v", run)
+	}
+	for _, e := range run.Evaluations {
+		if e.N != build.Programs {
+			t.Fatalf("%s judged %d of %d", e.Name, e.N, build.Programs)
+		}
+	}
+	if e := run.Evaluations[0]; e.Name != "token_similarity" || e.Figures["spearman"].Value == nil {
+		t.Fatalf("token similarity: %+v", e)
+	}
+	page, err := os.ReadFile(report)
+	if err != nil || !strings.Contains(string(page), "<svg") || !strings.Contains(string(page), "Simulated.") {
+		t.Fatalf("report: %v", err)
+	}
+}
