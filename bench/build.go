@@ -57,7 +57,9 @@ type BuildOptions struct {
 	Limits      bexec.Limits
 	Source      string
 	Tool        string
-	Progress    func(done, total int)
+	// Extra are more rules to compose with, e.g. perturb.LLMRules.
+	Extra    []*perturb.Rule
+	Progress func(done, total int)
 }
 
 // Dropped is a candidate that validation rejected, with why.
@@ -99,7 +101,7 @@ func Build(ctx context.Context, ps []*problems.Problem, mod *bexec.GoModule, opt
 	if opt.Concurrency <= 0 {
 		opt.Concurrency = 2
 	}
-	rules := perturb.ByLang(opt.Lang)
+	rules := append(perturb.ByLang(opt.Lang), opt.Extra...)
 	if len(rules) == 0 {
 		return nil, fmt.Errorf("no rules for language %q", opt.Lang)
 	}

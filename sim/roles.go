@@ -33,7 +33,7 @@ var (
 )
 
 func init() {
-	dataTags = append(dataTags, "judge_prompt", "checks", "edits", "judge_reasoning", "teacher")
+	dataTags = append(dataTags, "judge_prompt", "checks", "edits", "judge_reasoning", "teacher", "program")
 }
 
 // subtle reports whether a fatal signal is one a reviewer needs the
@@ -51,6 +51,16 @@ func roleAnswer(g *gen, req *llm.Request) (string, bool) {
 		out = propose(readPrompt(req), req)
 	case "revised_prompt_binary", "revised_prompt_rubric":
 		out = apply(readPrompt(req), req)
+	case "perturbed_program":
+		// The simulated model cannot rewrite programs: it returns the
+		// program unchanged, marked, so validation by execution sees an
+		// unperturbed program and drops it where the score needs a defect.
+		code := readPrompt(req).data["program"]
+		mark := "# " + Label + " perturbation not applied"
+		if strings.Contains(code, "func ") {
+			mark = "// " + Label + " perturbation not applied"
+		}
+		out = map[string]string{"code": code + "\n" + mark + "\n"}
 	default:
 		return "", false
 	}

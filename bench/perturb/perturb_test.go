@@ -1,6 +1,7 @@
 package perturb_test
 
 import (
+	"context"
 	"errors"
 	"go/parser"
 	"go/token"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/gavelhq/gavel/bench/perturb"
 	"github.com/gavelhq/gavel/internal/golden"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/sim"
 )
 
 func TestCatalogue(t *testing.T) {
@@ -93,5 +96,38 @@ func TestComposeScoreIsMinimumCeiling(t *testing.T) {
 	_, score, err := perturb.Compose(string(b), rules, rand.New(rand.NewPCG(3, 3)))
 	if err != nil || score != 2 {
 		t.Fatalf("score %d, %v; want min(4, 2) = 2", score, err)
+	}
+}
+
+func TestLLMRulePromptsGolden(t *testing.T) {
+	b, _ := os.ReadFile("testdata/fixture.go.txt")
+	for _, spec := range perturb.LLMRuleSpecs {
+		req, err := perturb.LLMRequest(spec, "go", "m", string(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		for _, m := range req.Messages {
+			out.WriteString("=== " + string(m.Role) + "\n" + m.Content + "\n")
+		}
+		golden.Check(t, spec.Name+".golden", out.String())
+	}
+	if len(perturb.LLMRuleSpecs) == 0 {
+		t.Fatal("no model rules")
+	}
+}
+
+func TestLLMRulesThroughSim(t *testing.T) {
+	reg := llm.NewRegistry()
+	reg.Register(sim.Info)
+	svc := llm.NewService(reg, nil, llm.Options{})
+	b, _ := os.ReadFile("testdata/fixture.go.txt")
+	rules := perturb.LLMRules(context.Background(), svc, "sim", "go")
+	out, err := rules[0].Apply(string(b), rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "HasCloseElements") || !strings.Contains(out, "[simulated]") {
+		t.Fatalf("sim perturbation: %s", out)
 	}
 }

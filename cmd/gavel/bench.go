@@ -16,6 +16,7 @@ import (
 
 	"github.com/gavelhq/gavel/bench"
 	bexec "github.com/gavelhq/gavel/bench/exec"
+	"github.com/gavelhq/gavel/bench/perturb"
 	"github.com/gavelhq/gavel/bench/problems"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
@@ -52,6 +53,7 @@ func loadProblems(file, lang string) ([]*problems.Problem, error) {
 func (a *app) benchBuildCmd() *cobra.Command {
 	var file, lang, out string
 	var opt bench.BuildOptions
+	var mf modelFlags
 	var limit int
 	var timeout time.Duration
 	cmd := &cobra.Command{
@@ -85,6 +87,19 @@ and the score levels are balanced.`,
 				defer mod.Close()
 			}
 			opt.Lang, opt.Source, opt.Tool = lang, file, "gavel "+buildVersion().Version
+			if cmd.Flags().Changed("model") {
+				// Model-applied rules join the catalogue, through the cache.
+				db, err := a.openStore(cmd.Context())
+				if err != nil {
+					return err
+				}
+				defer db.Close()
+				svc, err := mf.service(db, registry())
+				if err != nil {
+					return err
+				}
+				opt.Extra = perturb.LLMRules(cmd.Context(), svc, mf.model, lang)
+			}
 			opt.Limits = bexec.Limits{Wall: timeout}
 			prog := a.newProgress("bench build: programs checked")
 			opt.Progress = func(done, _ int) { prog.update(done) }
@@ -138,9 +153,13 @@ and the score levels are balanced.`,
 	fl.IntVar(&opt.Candidates, "candidates", 0, "candidates tried per problem and score (default 3 x --per-score)")
 	fl.Uint64Var(&opt.Seed, "seed", 1, "seed of the rule choices")
 	fl.IntVar(&limit, "limit", 0, "only the first N problems")
-	fl.IntVar(&opt.Concurrency, "concurrency", 2, "programs checked at once")
-	fl.DurationVar(&timeout, "timeout", 10*time.Second, "wall-clock limit of one program's tests")
+	fl.IntVar(&opt.Concurrency, "jobs", 2, "programs checked at once")
+	fl.DurationVar(&timeout, "program-timeout", 10*time.Second, "wall-clock limit of one program's tests")
 	fl.StringVarP(&out, "output", "o", "", "benchmark file to write (JSONL)")
+	mf.register(fl)
+	mf.model = ""
+	fl.Lookup("model").DefValue = ""
+	fl.Lookup("model").Usage = "also compose model-applied rules, applied by this model (default: syntax rules only)"
 	return cmd
 }
 

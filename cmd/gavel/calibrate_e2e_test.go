@@ -311,7 +311,7 @@ func TestBenchBuildAndRun(t *testing.T) {
 		PerScore map[string]int `json:"per_score"`
 	}
 	decodeJSON(t, mustGavel(t, db, "bench", "build", "--problems", "../../examples/humaneval/HumanEval.jsonl.gz", "--lang", "python",
-		"--limit", "5", "--per-score", "1", "--seed", "2", "--timeout", "5s", "-o", out, "--json"), &build)
+		"--limit", "5", "--per-score", "1", "--seed", "2", "--program-timeout", "5s", "-o", out, "--json"), &build)
 	if build.Programs == 0 || len(build.PerScore) != 6 {
 		t.Fatalf("build %+v", build)
 	}
