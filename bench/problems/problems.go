@@ -105,14 +105,27 @@ func maybeGzip(r io.Reader) (io.Reader, error) {
 	return br, nil
 }
 
-// LoadHumanEvalXGo reads HumanEval-X Go problems (JSONL, gzipped or not).
-func LoadHumanEvalXGo(r io.Reader, name string) ([]*Problem, error) {
+// load reads problems from JSONL (gzipped or not), one row each.
+func load(r io.Reader, name string, row func(raw []byte) (*Problem, error)) ([]*Problem, error) {
 	r, err := maybeGzip(r)
 	if err != nil {
 		return nil, err
 	}
 	var out []*Problem
 	err = readJSONL(r, name, func(_ int, raw []byte) error {
+		p, err := row(raw)
+		if err != nil {
+			return err
+		}
+		out = append(out, p)
+		return nil
+	})
+	return out, err
+}
+
+// LoadHumanEvalXGo reads HumanEval-X Go problems (JSONL, gzipped or not).
+func LoadHumanEvalXGo(r io.Reader, name string) ([]*Problem, error) {
+	return load(r, name, func(raw []byte) (*Problem, error) {
 		var row struct {
 			TaskID            string `json:"task_id"`
 			Prompt            string `json:"prompt"`
@@ -121,26 +134,18 @@ func LoadHumanEvalXGo(r io.Reader, name string) ([]*Problem, error) {
 			TestSetup         string `json:"test_setup"`
 		}
 		if err := json.Unmarshal(raw, &row); err != nil {
-			return err
+			return nil, err
 		}
 		if row.TaskID == "" || row.Prompt == "" || row.CanonicalSolution == "" || row.Test == "" || row.TestSetup == "" {
-			return fmt.Errorf("task_id, prompt, canonical_solution, test and test_setup are all needed")
+			return nil, fmt.Errorf("task_id, prompt, canonical_solution, test and test_setup are all needed")
 		}
-		out = append(out, &Problem{ID: row.TaskID, Lang: "go", Prompt: row.Prompt, Solution: row.CanonicalSolution,
-			Test: row.Test, Setup: row.TestSetup})
-		return nil
+		return &Problem{ID: row.TaskID, Lang: "go", Prompt: row.Prompt, Solution: row.CanonicalSolution, Test: row.Test, Setup: row.TestSetup}, nil
 	})
-	return out, err
 }
 
 // LoadHumanEval reads HumanEval Python problems (JSONL, gzipped or not).
 func LoadHumanEval(r io.Reader, name string) ([]*Problem, error) {
-	r, err := maybeGzip(r)
-	if err != nil {
-		return nil, err
-	}
-	var out []*Problem
-	err = readJSONL(r, name, func(_ int, raw []byte) error {
+	return load(r, name, func(raw []byte) (*Problem, error) {
 		var row struct {
 			TaskID            string `json:"task_id"`
 			Prompt            string `json:"prompt"`
@@ -149,14 +154,11 @@ func LoadHumanEval(r io.Reader, name string) ([]*Problem, error) {
 			EntryPoint        string `json:"entry_point"`
 		}
 		if err := json.Unmarshal(raw, &row); err != nil {
-			return err
+			return nil, err
 		}
 		if row.TaskID == "" || row.Prompt == "" || row.CanonicalSolution == "" || row.Test == "" || row.EntryPoint == "" {
-			return fmt.Errorf("task_id, prompt, canonical_solution, test and entry_point are all needed")
+			return nil, fmt.Errorf("task_id, prompt, canonical_solution, test and entry_point are all needed")
 		}
-		out = append(out, &Problem{ID: row.TaskID, Lang: "python", Prompt: row.Prompt, Solution: row.CanonicalSolution,
-			Test: row.Test, EntryPoint: row.EntryPoint})
-		return nil
+		return &Problem{ID: row.TaskID, Lang: "python", Prompt: row.Prompt, Solution: row.CanonicalSolution, Test: row.Test, EntryPoint: row.EntryPoint}, nil
 	})
-	return out, err
 }

@@ -3,6 +3,7 @@ package problems_test
 import (
 	"context"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -107,4 +108,12 @@ func TestCanonicalPythonSolutionsPass(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d canonical Python solutions pass", passed, len(ps))
+}
+
+func TestLoadErrorsNameTheLine(t *testing.T) {
+	in := strings.NewReader(`{"task_id":"Go/0","prompt":"p","canonical_solution":"s","test":"t","test_setup":"x"}` + "\n" + `{"task_id":"Go/1","prompt":"p"}` + "\n")
+	_, err := problems.LoadHumanEvalXGo(in, "go.jsonl")
+	if err == nil || !strings.Contains(err.Error(), "go.jsonl:2:") {
+		t.Fatalf("error %v", err)
+	}
 }
