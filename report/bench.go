@@ -61,4 +61,3 @@ func WriteBench(w io.Writer, r *BenchReport) error {
 		SpearmanChart template.HTML
 	}{r, bench.MetaFigures, IntervalChart("Spearman correlation with the known scores", rows, -0.5, 1)})
 }
-
