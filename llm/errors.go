@@ -107,3 +107,21 @@ func (e *fatalError) Unwrap() error { return e.err }
 
 // Fatal wraps an error so that the Service does not retry it.
 func Fatal(err error) error { return &fatalError{err} }
+
+// HTTPCapture remembers the status and headers of a provider's last HTTP
+// response, through an SDK middleware, for the errors an SDK cannot read
+// (a non-JSON error body from a proxy, say).
+type HTTPCapture struct {
+	Status int
+	Header http.Header
+}
+
+// Middleware is an SDK middleware (the signature openai-go's and
+// anthropic-sdk-go's option.WithMiddleware take).
+func (c *HTTPCapture) Middleware(r *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	res, err := next(r)
+	if res != nil {
+		c.Status, c.Header = res.StatusCode, res.Header
+	}
+	return res, err
+}

@@ -97,19 +97,12 @@ func (p *Provider) Complete(ctx context.Context, name string, req *llm.Request) 
 		if err != nil {
 			return nil, llm.Fatal(err)
 		}
-		var status int
-		var header http.Header
-		capture := option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-			res, err := next(r)
-			if res != nil {
-				status, header = res.StatusCode, res.Header
-			}
-			return res, err
-		})
+		var seen llm.HTTPCapture
+		capture := option.WithMiddleware(seen.Middleware)
 		start := time.Now()
 		cc, err := p.client.Chat.Completions.New(ctx, params, capture)
 		if err != nil {
-			apiErr := toAPIError(err, status, header)
+			apiErr := toAPIError(err, seen.Status, seen.Header)
 			if apiErr != nil && learn(q, apiErr) {
 				continue
 			}
