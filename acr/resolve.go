@@ -89,8 +89,9 @@ type Decision struct {
 // executor comes first: when exactly one of the two works (passes its
 // tests, or without tests builds and loads), it wins, whatever the judge
 // said. Otherwise the judge's combined answer decides, and a tie goes to
-// ties (reference by default: the dataset keeps its current answer, with a
-// critique, unless the sample is shown to be better).
+// ties (the command's default is the sample: an answer as good as the
+// reference as far as the executor and the judge can tell needs no
+// critique, and a critique of it would teach nothing).
 func Decide(sampleWorks, referenceWorks *bool, j Judgement, ties Side) Decision {
 	if sampleWorks != nil && referenceWorks != nil && *sampleWorks != *referenceWorks {
 		w := Reference

@@ -115,7 +115,7 @@ func Build(ctx context.Context, ps []*problems.Problem, mod *bexec.GoModule, opt
 		for s := 4; s >= 0; s-- {
 			seen := map[string]bool{p.Code(): true}
 			for try := 0; try < 8*opt.Candidates && countFor(cands, p, s) < opt.Candidates; try++ {
-				chosen := composition(rules, s, rng)
+				chosen := perturb.Choose(rules, s, rng)
 				code, score, err := perturb.Compose(p.Code(), chosen, rng)
 				if err != nil || score != s || seen[code] {
 					continue
@@ -233,26 +233,6 @@ func countFor(cs []*candidate, p *problems.Problem, s int) int {
 		}
 	}
 	return n
-}
-
-// composition picks a rule at exactly the target ceiling, and sometimes
-// one above it, so that the score is the target.
-func composition(rules []*perturb.Rule, target int, rng *rand.Rand) []*perturb.Rule {
-	var at, above []*perturb.Rule
-	for _, r := range rules {
-		switch {
-		case r.Ceiling == target:
-			at = append(at, r)
-		case r.Ceiling > target:
-			above = append(above, r)
-		}
-	}
-	chosen := []*perturb.Rule{at[rng.IntN(len(at))]}
-	if len(above) > 0 && rng.IntN(2) == 0 {
-		// The milder rule first, so that the harsher one sees its result.
-		chosen = append([]*perturb.Rule{above[rng.IntN(len(above))]}, chosen...)
-	}
-	return chosen
 }
 
 // inconsistency says why a candidate's run contradicts its score.

@@ -170,3 +170,73 @@ func IntervalChart(title string, rows []Interval, lo, hi float64) template.HTML 
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }
+
+// HistSeries is one distribution of a histogram.
+type HistSeries struct {
+	Name   string
+	Color  string
+	Values []float64
+}
+
+// Histogram draws distributions of values in [lo, hi] as grouped bars over
+// bins of equal width, each series as shares of its own count, so series
+// of different sizes compare.
+func Histogram(title, xLabel string, series []HistSeries, bins int, lo, hi float64) template.HTML {
+	const w, h, left, right, top, bottom = 560.0, 260.0, 50.0, 150.0, 30.0, 40.0
+	pw, ph := w-left-right, h-top-bottom
+	shares := make([][]float64, len(series))
+	maxShare := 0.0
+	for i, s := range series {
+		counts := make([]float64, bins)
+		for _, v := range s.Values {
+			k := int((v - lo) / (hi - lo) * float64(bins))
+			counts[min(bins-1, max(0, k))]++
+		}
+		for k := range counts {
+			if len(s.Values) > 0 {
+				counts[k] /= float64(len(s.Values))
+			}
+			maxShare = math.Max(maxShare, counts[k])
+		}
+		shares[i] = counts
+	}
+	if maxShare == 0 {
+		maxShare = 1
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="%s">`, f(w), f(h), f(w), f(h), html.EscapeString(title))
+	fmt.Fprintf(&b, `<text x="4" y="16" font-size="13" font-weight="bold">%s</text>`, html.EscapeString(title))
+	fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#888"/>`, f(left), f(top+ph), f(left+pw), f(top+ph))
+	for i := 0; i <= 4; i++ {
+		y := top + ph - ph*float64(i)/4
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="10" text-anchor="end">%.0f%%</text>`, f(left-4), f(y+3), 100*maxShare*float64(i)/4)
+	}
+	for k := 0; k <= bins; k++ {
+		x := left + pw*float64(k)/float64(bins)
+		if k%max(1, bins/5) == 0 || k == bins {
+			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="10" text-anchor="middle">%.2g</text>`, f(x), f(top+ph+14), lo+(hi-lo)*float64(k)/float64(bins))
+		}
+	}
+	fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" text-anchor="middle">%s</text>`, f(left+pw/2), f(h-6), html.EscapeString(xLabel))
+	binW := pw / float64(bins)
+	barW := binW * 0.85 / float64(max(1, len(series)))
+	for i, s := range series {
+		color := s.Color
+		if color == "" {
+			color = palette[i%len(palette)]
+		}
+		for k, sh := range shares[i] {
+			if sh == 0 {
+				continue
+			}
+			bh := sh / maxShare * ph
+			x := left + binW*float64(k) + binW*0.075 + barW*float64(i)
+			fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s: %.1f%% in [%.2f, %.2f)</title></rect>`,
+				f(x), f(top+ph-bh), f(barW), f(bh), color, html.EscapeString(s.Name), 100*sh, lo+(hi-lo)*float64(k)/float64(bins), lo+(hi-lo)*float64(k+1)/float64(bins))
+		}
+		fmt.Fprintf(&b, `<rect x="%s" y="%s" width="10" height="10" fill="%s"/><text x="%s" y="%s" font-size="11">%s (%d)</text>`,
+			f(left+pw+12), f(top+float64(i)*16), color, f(left+pw+26), f(top+float64(i)*16+9), html.EscapeString(s.Name), len(s.Values))
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}

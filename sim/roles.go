@@ -33,7 +33,7 @@ var (
 )
 
 func init() {
-	dataTags = append(dataTags, "judge_prompt", "checks", "edits", "judge_reasoning", "teacher", "program")
+	dataTags = append(dataTags, "judge_prompt", "checks", "edits", "judge_reasoning", "teacher", "program", "answer", "test_result")
 }
 
 // subtle reports whether a fatal signal is one a reviewer needs the

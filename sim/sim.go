@@ -33,13 +33,17 @@ var Info = llm.ProviderInfo{
 	New:   func(llm.ProviderConfig) (llm.Provider, error) { return Model{}, nil },
 }
 
-// Model is the simulated model.
-type Model struct{}
+// Model is the simulated model. Knows, when set, is what its generator
+// knows (see InfoWith); the model name "self-preferring" makes its
+// pairwise judge favour generated answers.
+type Model struct {
+	Knows *Knowledge
+}
 
 var _ llm.Provider = Model{}
 
 // Complete implements llm.Provider.
-func (Model) Complete(ctx context.Context, name string, req *llm.Request) (*llm.Response, error) {
+func (m Model) Complete(ctx context.Context, name string, req *llm.Request) (*llm.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -50,6 +54,16 @@ func (Model) Complete(ctx context.Context, name string, req *llm.Request) (*llm.
 	seed := sha256.Sum256(b)
 	g := &gen{state: binary.LittleEndian.Uint64(seed[:8])}
 	resp := &llm.Response{ModelVersion: "sim", FinishReason: "stop"}
+	if req.Schema == nil {
+		if text, ok := generate(req, m.Knows); ok {
+			resp.Text = text
+			return withUsage(resp, req), nil
+		}
+	}
+	if text, ok := programAnswer(g, name, req); ok {
+		resp.Text = text
+		return withUsage(resp, req), nil
+	}
 	if req.Schema != nil {
 		if text, ok := judgeAnswer(g, req); ok {
 			resp.Text = text

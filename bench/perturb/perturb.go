@@ -112,3 +112,24 @@ func Compose(code string, rules []*Rule, rng *rand.Rand) (string, int, error) {
 	}
 	return code, score, nil
 }
+
+// Choose picks rules to compose for a target score: one at exactly the
+// target ceiling, and sometimes one above it (applied first), so that the
+// composed score is the target.
+func Choose(rules []*Rule, target int, rng *rand.Rand) []*Rule {
+	var at, above []*Rule
+	for _, r := range rules {
+		switch {
+		case r.Ceiling == target:
+			at = append(at, r)
+		case r.Ceiling > target:
+			above = append(above, r)
+		}
+	}
+	chosen := []*Rule{at[rng.IntN(len(at))]}
+	if len(above) > 0 && rng.IntN(2) == 0 {
+		// The milder rule first, so that the harsher one sees its result.
+		chosen = append([]*Rule{above[rng.IntN(len(above))]}, chosen...)
+	}
+	return chosen
+}

@@ -1,0 +1,533 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/gavelhq/gavel/acr"
+	bexec "github.com/gavelhq/gavel/bench/exec"
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/llm/anthropic"
+	"github.com/gavelhq/gavel/llm/openai"
+	"github.com/gavelhq/gavel/metrics"
+	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/report"
+	"github.com/gavelhq/gavel/sim"
+)
+
+// acrFlags are the flags of a round and of the judge check.
+type acrFlags struct {
+	mf                                 modelFlags
+	instructions, format               string
+	limit                              int
+	generator, judgeModel, criticModel string
+	n                                  int
+	temperature                        float64
+	maxTokens                          int
+	pointwise, pairwise                string
+	weights                            string
+	execWeight                         float64
+	ties                               string
+	systemFile                         string
+	noSystem                           bool
+	jobs                               int
+	programTimeout                     time.Duration
+	round                              int
+}
+
+func (f *acrFlags) register(fl *pflag.FlagSet) {
+	f.mf.register(fl)
+	fl.Lookup("model").Usage = "the model of every role not given its own (--generator, --judge-model, --critic-model)"
+	fl.StringVar(&f.instructions, "instructions", "", "instructions file (JSONL: id, instruction, reference, optional language and tests)")
+	fl.StringVar(&f.format, "format", "native", "format of --instructions: native, humaneval (HumanEval Python) or humaneval-x-go")
+	fl.IntVar(&f.limit, "limit", 0, "only the first N instructions")
+	fl.StringVar(&f.generator, "generator", "", "the model that samples answers (default --model)")
+	fl.StringVar(&f.judgeModel, "judge-model", "", "the model of the pointwise and pairwise judges (default --model)")
+	fl.StringVar(&f.criticModel, "critic-model", "", "the model that writes critiques (default --model)")
+	fl.IntVar(&f.n, "n", 7, "answers sampled per instruction")
+	fl.Float64Var(&f.temperature, "temperature", 0.8, "the generator's sampling temperature")
+	fl.IntVar(&f.maxTokens, "max-tokens", 2048, "the generator's answer length limit in tokens")
+	fl.StringVar(&f.pointwise, "pointwise", "pointwise5", "the pointwise judge (built-in or YAML) whose criteria make the composite score")
+	fl.StringVar(&f.pairwise, "pairwise", "pairwise", "the pairwise judge (built-in or YAML) that compares the best sample with the reference")
+	fl.StringVar(&f.weights, "weights", "", "criteria weights in the composite, e.g. correctness=2,readability=0.5 (default: equal)")
+	fl.Float64Var(&f.execWeight, "exec-weight", 0.5, "weight of the executor's result in the composite (0..1; 0.5 ranks every working answer above every broken one)")
+	fl.StringVar(&f.ties, "ties", "sample", "who wins when neither executor nor judge separates the two: sample (it is as good as anyone can tell) or reference")
+	fl.StringVar(&f.systemFile, "system-file", "", "the generator's system prompt, from a file (default: gavel's)")
+	fl.BoolVar(&f.noSystem, "no-system", false, "send the generator no system prompt")
+	fl.IntVar(&f.jobs, "jobs", 2, "programs run at once in the sandbox")
+	fl.DurationVar(&f.programTimeout, "program-timeout", 10*time.Second, "wall-clock limit of one program's run")
+	fl.IntVar(&f.round, "round", 1, "the round's number, recorded in the lineage (round 2 uses the model trained on round 1's data)")
+}
+
+func (f *acrFlags) models() {
+	for _, p := range []*string{&f.generator, &f.judgeModel, &f.criticModel} {
+		if *p == "" {
+			*p = f.mf.model
+		}
+	}
+}
+
+func (f *acrFlags) simulated() bool {
+	return isSim(f.generator) || isSim(f.judgeModel) || isSim(f.criticModel)
+}
+
+// loadInstructions reads instructions in one of the formats.
+func loadInstructions(file, format string, limit int) ([]*acr.Instruction, error) {
+	if file == "" {
+		return nil, usagef("--instructions FILE is needed")
+	}
+	var ins []*acr.Instruction
+	switch format {
+	case "native":
+		fh, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer fh.Close()
+		if ins, err = acr.ReadInstructions(fh, file); err != nil {
+			return nil, err
+		}
+	case "humaneval", "humaneval-x-go":
+		lang := map[string]string{"humaneval": "python", "humaneval-x-go": "go"}[format]
+		ps, err := loadProblems(file, lang)
+		if err != nil {
+			return nil, err
+		}
+		ins = acr.FromProblems(ps)
+	default:
+		return nil, usagef("--format: want native, humaneval or humaneval-x-go, not %q", format)
+	}
+	if limit > 0 && limit < len(ins) {
+		ins = ins[:limit]
+	}
+	return ins, nil
+}
+
+// acrSetup is what a round or a check needs.
+type acrSetup struct {
+	db    interface{ Close() error }
+	svc   *llm.Service
+	box   *acr.Sandbox
+	round *acr.Round
+	ins   []*acr.Instruction
+	sys   string
+}
+
+func (s *acrSetup) close() {
+	if s.box != nil {
+		s.box.Close()
+	}
+	if s.db != nil {
+		s.db.Close()
+	}
+}
+
+func (a *app) acrSetup(ctx context.Context, f *acrFlags, prog *stageProgress) (*acrSetup, error) {
+	f.models()
+	ins, err := loadInstructions(f.instructions, f.format, f.limit)
+	if err != nil {
+		return nil, err
+	}
+	pw, err := judge.Load(f.pointwise)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	pp, err := judge.Load(f.pairwise)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	weights, err := acr.ParseWeights(f.weights, pw)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	ties, err := acr.ParseTies(f.ties)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	system := acr.GeneratorSystem()
+	switch {
+	case f.noSystem && f.systemFile != "":
+		return nil, usagef("--system-file and --no-system exclude each other")
+	case f.noSystem:
+		system = ""
+	case f.systemFile != "":
+		b, err := os.ReadFile(f.systemFile)
+		if err != nil {
+			return nil, err
+		}
+		system = string(b)
+	}
+	for _, m := range []string{f.generator, f.judgeModel, f.criticModel} {
+		if _, _, err := llm.ParseModel(m); err != nil {
+			return nil, usageError{err}
+		}
+	}
+	// The simulated generator knows the references, as a real model knows
+	// what it was trained on.
+	know := sim.NewKnowledge()
+	for _, in := range ins {
+		know.Learn(in.Instruction, in.Language, acr.ExtractCode(in.Reference, in.Language))
+	}
+	reg := llm.NewRegistry()
+	reg.Register(openai.Info)
+	reg.Register(anthropic.Info)
+	reg.Register(sim.InfoWith(know))
+	db, err := a.openStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &acrSetup{db: db, ins: ins, sys: system, box: &acr.Sandbox{Limits: bexec.Limits{Wall: f.programTimeout}}}
+	mf := f.mf
+	for _, m := range []string{f.judgeModel, f.criticModel, f.generator} {
+		// Each model's provider must be known; --base-url goes to the
+		// generator's (the last), the model most often served locally.
+		mf.model = m
+		if s.svc, err = mf.service(db, reg); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	cfg := acr.Config{Round: f.round, Generator: f.generator, JudgeModel: f.judgeModel, CriticModel: f.criticModel, System: system,
+		N: f.n, Temperature: f.temperature, MaxTokens: f.maxTokens, Pointwise: pw, Pairwise: pp, Weights: weights,
+		ExecWeight: f.execWeight, Ties: ties, Concurrency: f.mf.concurrency, Executions: f.jobs, Progress: prog.update}
+	if f.n < 1 || f.jobs < 1 || f.round < 1 {
+		s.close()
+		return nil, usagef("--n, --jobs and --round must be at least 1")
+	}
+	if s.round, err = acr.NewRound(cfg, s.svc, s.box, ins); err != nil {
+		s.close()
+		return nil, usageError{err}
+	}
+	return s, nil
+}
+
+// stageProgress shows each stage's progress on stderr.
+type stageProgress struct {
+	a     *app
+	stage string
+	p     *progress
+}
+
+func (sp *stageProgress) update(stage string, done, total int) {
+	if sp.stage != stage {
+		if sp.p != nil {
+			sp.p.done()
+		}
+		sp.stage, sp.p = stage, sp.a.newProgress(fmt.Sprintf("acr %s (of %d)", stage, total))
+	}
+	sp.p.update(done)
+}
+
+func (sp *stageProgress) done() {
+	if sp.p != nil {
+		sp.p.done()
+	}
+}
+
+func (a *app) acrCmd() *cobra.Command {
+	var f acrFlags
+	var out, lineage, reportFile string
+	cmd := &cobra.Command{
+		Use:   "acr --instructions FILE --generator M --judge-model M2 --critic-model M3 --n 7 -o ROUND.jsonl",
+		Short: "Build SFT data with judges (RefineCoder's Adaptive Critique Refinement): one round",
+		Long: `One round of Adaptive Critique Refinement. For each instruction the generator
+samples --n answers (sample indexes 1..n, so the cache keeps them apart). The code
+in each answer runs in the sandbox (with the instruction's tests, else a build or
+load check), and the pointwise judge grades each answer on its criteria.
+
+The composite score of an answer is
+    composite = e * x + (1 - e) * judged
+where x is 1 when the code passes its tests (without tests: builds and loads)
+and 0 otherwise, judged is the weighted mean of the criteria scores, each
+normalised from the judge's scale to 0..1 (--weights; an invalid judge answer
+counts 0), and e is --exec-weight (0.5: every working answer ranks at or above
+every broken one). The best answer is the highest composite; ties go to the
+earlier sample. Without a language nothing runs and the composite is judged.
+
+The best answer meets the reference: the executor decides when exactly one of
+the two works. Otherwise the pairwise judge, run with the sample as answer A and
+again as answer B, decides: both orders agreeing, or one order and a tie, pick
+that side; opposite picks (position bias) are a tie; an invalid answer leaves
+the other order to decide. A tie goes to --ties (default sample: an answer as good as the reference as far
+as the executor and the judge can tell needs no critique).
+
+The sample winning makes a single-turn record (instruction -> sample); the
+reference winning makes the critic explain why the sample falls short, and a
+two-turn record (instruction -> sample -> critique -> reference), the sample's
+turn with weight 0 so trainers that read OpenAI's fine-tuning format leave it out
+of the loss. Records go to -o as chat JSONL ("messages" with roles); one lineage
+line per instruction goes to --lineage (round, id, branch, scores, executor
+results, judge answers, models and versions, prompt versions).
+
+Every model call goes through the cache: a rerun makes no call, a killed run
+resumes, and --offline stops at a stage boundary for 'gavel batch'.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return usagef("acr needs -o ROUND.jsonl")
+			}
+			if lineage == "" {
+				lineage = strings.TrimSuffix(out, ".jsonl") + ".lineage.jsonl"
+			}
+			prog := &stageProgress{a: a}
+			s, err := a.acrSetup(cmd.Context(), &f, prog)
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			start := time.Now()
+			err = s.round.Run(cmd.Context())
+			prog.done()
+			if err != nil {
+				return stopped(err, s.svc.Stats().Pending)
+			}
+			simulated := f.simulated()
+			if err := writeAtomic(out, a.stdout, func(w io.Writer) error {
+				return s.round.Write(w, io.Discard, simulated)
+			}); err != nil {
+				return err
+			}
+			var lines []acr.Lineage
+			for _, it := range s.round.Items {
+				lines = append(lines, s.round.Lineage(it, simulated))
+			}
+			if err := writeAtomic(lineage, a.stdout, func(w io.Writer) error {
+				return s.round.Write(io.Discard, w, simulated)
+			}); err != nil {
+				return err
+			}
+			stats := acr.Stats(lines)[0]
+			if reportFile != "" {
+				rep := &report.ACRReport{Title: "ACR round " + fmt.Sprint(f.round), Simulated: simulated, Sources: []string{f.instructions}, Rounds: []*acr.RoundStats{stats}}
+				if simulated {
+					rep.Title = "[simulated] " + rep.Title
+				}
+				if err := writeAtomic(reportFile, a.stdout, func(w io.Writer) error { return report.WriteACR(w, rep) }); err != nil {
+					return err
+				}
+			}
+			calls := s.svc.Stats()
+			a.printCalls(calls)
+			if a.json {
+				return a.writeJSON(map[string]any{"round": f.round, "output": out, "lineage": lineage, "simulated": simulated,
+					"stats": stats, "calls": calls, "seconds": time.Since(start).Seconds()})
+			}
+			tag := ""
+			if simulated {
+				tag = "[simulated] "
+			}
+			fmt.Fprintf(a.stdout, "%sround %d: %d instructions, %d samples: %d single-turn records (sample won), %d critique records, %d skipped\n",
+				tag, f.round, stats.Instructions, stats.Samples, stats.SingleTurn, stats.Critique, stats.Skipped)
+			fmt.Fprintf(a.stdout, "  sample win rate %s; sample pass rate %s; best sample pass rate %s; reference pass rate %s\n",
+				stats.WinRate, stats.SamplePassRate, stats.BestPassRate, stats.ReferencePassRate)
+			fmt.Fprintf(a.stdout, "  decided by: %s\n  written: %s, %s\n", countsText(stats.DecidedBy), out, lineage)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	f.register(fl)
+	fl.StringVarP(&out, "output", "o", "", "the dataset to write (chat JSONL)")
+	fl.StringVar(&lineage, "lineage", "", "the lineage file to write (default: the output's name with .lineage.jsonl)")
+	fl.StringVar(&reportFile, "report", "", "write an HTML report of the round")
+	cmd.AddCommand(a.acrInstructionsCmd(), a.acrCheckCmd(), a.acrReportCmd())
+	return cmd
+}
+
+func countsText(m map[string]int) string {
+	var parts []string
+	for _, k := range record.SortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (a *app) acrInstructionsCmd() *cobra.Command {
+	var file, format, out string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "instructions --from FILE --format humaneval|humaneval-x-go -o INSTRUCTIONS.jsonl",
+		Short: "Write an instructions file from HumanEval Python or HumanEval-X Go problems",
+		Long: `Turn problems with canonical solutions and tests into ACR instructions: the
+instruction asks for the function the problem declares, the reference answer is
+the canonical solution (complete, in a fenced block), and the tests are the
+problem's (Python: the check script; Go: the testify test file).`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" || format == "native" {
+				return usagef("acr instructions needs --from FILE, --format humaneval|humaneval-x-go and -o FILE")
+			}
+			ins, err := loadInstructions(file, format, limit)
+			if err != nil {
+				return err
+			}
+			if err := writeAtomic(out, a.stdout, func(w io.Writer) error { return acr.WriteInstructions(w, ins) }); err != nil {
+				return err
+			}
+			if a.json {
+				return a.writeJSON(map[string]any{"instructions": len(ins), "output": out})
+			}
+			fmt.Fprintf(a.stdout, "%d instructions written to %s\n", len(ins), out)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&file, "from", "", "problems file (HumanEval or HumanEval-X Go JSONL, gzipped or not)")
+	fl.StringVar(&format, "format", "humaneval", "humaneval (Python) or humaneval-x-go")
+	fl.IntVar(&limit, "limit", 0, "only the first N problems")
+	fl.StringVarP(&out, "output", "o", "", "instructions file to write")
+	return cmd
+}
+
+func (a *app) acrCheckCmd() *cobra.Command {
+	var f acrFlags
+	var best bool
+	var opt acr.CheckOptions
+	var reportFile string
+	cmd := &cobra.Command{
+		Use:   "check --instructions FILE --generator M --judge-model M2 --n 7",
+		Short: "Check the pairwise judge against the tests: agreement and self-preference",
+		Long: `Where tests exist and separate an answer from the reference (one passes, the
+other does not), compare the pairwise judge's winner (both orders combined, as
+in a round) with the test winner. Reports the agreement rate with a bootstrap
+interval over instructions, and the share of disagreements in which the judge
+preferred the generated answer (self-preference). Flags agreement under
+--min-agreement (85%) and self-preference over --max-self-preference (55%).
+
+Samples and executions are those of the round with the same settings (from the
+cache). By default every sample the tests separate is compared; --best compares
+only each instruction's best sample, as the round does.
+
+Exit code 0 whether or not the judge is flagged; read "flags" in --json.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			prog := &stageProgress{a: a}
+			s, err := a.acrSetup(cmd.Context(), &f, prog)
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			opt.AllSamples = !best
+			res, err := s.round.Check(cmd.Context(), opt)
+			prog.done()
+			if err != nil {
+				return stopped(err, s.svc.Stats().Pending)
+			}
+			simulated := f.simulated()
+			if reportFile != "" {
+				rep := &report.ACRReport{Title: "ACR judge check: " + f.judgeModel, Simulated: simulated, Sources: []string{f.instructions}, Check: res}
+				if simulated {
+					rep.Title = "[simulated] " + rep.Title
+				}
+				if err := writeAtomic(reportFile, a.stdout, func(w io.Writer) error { return report.WriteACR(w, rep) }); err != nil {
+					return err
+				}
+			}
+			calls := s.svc.Stats()
+			a.printCalls(calls)
+			if a.json {
+				return a.writeJSON(map[string]any{"judge_model": f.judgeModel, "pairwise": f.pairwise, "simulated": simulated,
+					"check": res, "calls": calls})
+			}
+			tag := ""
+			if simulated {
+				tag = "[simulated] "
+			}
+			fmt.Fprintf(a.stdout, "%sjudge check of %s (%s): %d pairs the tests separate, over %d instructions\n", tag, f.pairwise, f.judgeModel, res.Pairs, res.Instructions)
+			fmt.Fprintf(a.stdout, "  agreement with the tests: %s\n", estimateText(res.Agreement))
+			fmt.Fprintf(a.stdout, "  self-preference: %s (%d of %d disagreements; %d judge ties)\n", estimateText(res.SelfPreference), res.SelfPreferred, res.Disagree, res.JudgeTies)
+			if len(res.Flags) == 0 {
+				fmt.Fprintf(a.stdout, "  ok: agreement >= %.0f%%, self-preference <= %.0f%%\n", 100*res.MinAgreement, 100*res.MaxSelfPreference)
+			}
+			for _, fl := range res.Flags {
+				fmt.Fprintf(a.stdout, "  FLAG: %s\n", fl)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	f.register(fl)
+	fl.BoolVar(&best, "best", false, "compare only each instruction's best sample (needs the pointwise scores)")
+	fl.Float64Var(&opt.MinAgreement, "min-agreement", 0.85, "flag agreement with the tests under this")
+	fl.Float64Var(&opt.MaxSelfPreference, "max-self-preference", 0.55, "flag self-preference over this")
+	fl.IntVar(&opt.Bootstrap.Resamples, "resamples", 2000, "bootstrap resamples")
+	fl.Uint64Var(&opt.Bootstrap.Seed, "seed", 1, "bootstrap seed")
+	fl.StringVar(&reportFile, "report", "", "write an HTML report")
+	return cmd
+}
+
+func estimateText(e metrics.Estimate) string {
+	if !e.Value.Defined() {
+		return "undefined (" + e.Value.Undefined + ")"
+	}
+	s := fmt.Sprintf("%.1f%%", 100*e.Value.V)
+	if e.CI != nil && e.CI.Defined() {
+		s += fmt.Sprintf(" [%.1f%%, %.1f%%]", 100*e.CI.Lo, 100*e.CI.Hi)
+	}
+	return s
+}
+
+func (a *app) acrReportCmd() *cobra.Command {
+	var lineages []string
+	var out string
+	cmd := &cobra.Command{
+		Use:   "report --lineage ROUND1.lineage.jsonl [--lineage ROUND2.lineage.jsonl ...] -o REPORT.html",
+		Short: "Report the statistics of one or more rounds from their lineage files",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(lineages) == 0 || out == "" {
+				return usagef("acr report needs --lineage FILE (one or more) and -o REPORT.html")
+			}
+			var lines []acr.Lineage
+			for _, file := range lineages {
+				fh, err := os.Open(file)
+				if err != nil {
+					return err
+				}
+				ls, err := acr.ReadLineage(fh, file)
+				fh.Close()
+				if err != nil {
+					return err
+				}
+				lines = append(lines, ls...)
+			}
+			stats := acr.Stats(lines)
+			simulated := false
+			for _, st := range stats {
+				simulated = simulated || st.Simulated
+			}
+			rep := &report.ACRReport{Title: "ACR rounds", Simulated: simulated, Sources: lineages, Rounds: stats}
+			if simulated {
+				rep.Title = "[simulated] " + rep.Title
+			}
+			if err := writeAtomic(out, a.stdout, func(w io.Writer) error { return report.WriteACR(w, rep) }); err != nil {
+				return err
+			}
+			if a.json {
+				return a.writeJSON(map[string]any{"rounds": stats, "report": out})
+			}
+			for _, st := range stats {
+				fmt.Fprintf(a.stdout, "round %d: %d instructions, %d single-turn, %d critique, %d skipped; win rate %s, sample pass rate %s\n",
+					st.Round, st.Instructions, st.SingleTurn, st.Critique, st.Skipped, st.WinRate, st.SamplePassRate)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&lineages, "lineage", nil, "a round's lineage file (repeat for several rounds)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "the HTML report to write")
+	return cmd
+}
