@@ -59,12 +59,6 @@ type CheckResult struct {
 // ran), then the pairwise judge on every pair the tests separate, and
 // measures its agreement with the tests and its self-preference.
 func (r *Round) Check(ctx context.Context, opt CheckOptions) (*CheckResult, error) {
-	if opt.MinAgreement == 0 {
-		opt.MinAgreement = 0.85
-	}
-	if opt.MaxSelfPreference == 0 {
-		opt.MaxSelfPreference = 0.55
-	}
 	stages := []func(context.Context) error{r.Generate, r.Execute}
 	if !opt.AllSamples {
 		stages = append(stages, r.Score)
@@ -90,8 +84,7 @@ func (r *Round) Check(ctx context.Context, opt CheckOptions) (*CheckResult, erro
 			pairs = append(pairs, pair{it, s})
 		}
 	}
-	res := &CheckResult{Instructions: len(r.Items), MinAgreement: opt.MinAgreement, MaxSelfPreference: opt.MaxSelfPreference}
-	res.Comparisons = make([]*Comparison, len(pairs))
+	comps := make([]*Comparison, len(pairs))
 	var mu sync.Mutex
 	pending, failed, err := each(ctx, len(pairs), r.cfg.Concurrency, func(d int) { r.cfg.Progress("check", d, len(pairs)) },
 		func(ctx context.Context, i int) error {
@@ -105,7 +98,7 @@ func (r *Round) Check(ctx context.Context, opt CheckOptions) (*CheckResult, erro
 				tw = Sample
 			}
 			mu.Lock()
-			res.Comparisons[i] = &Comparison{ID: p.it.Instruction.ID, Sample: p.s.Index, TestWinner: tw, Judge: j, Agree: j.Winner == tw}
+			comps[i] = &Comparison{ID: p.it.Instruction.ID, Sample: p.s.Index, TestWinner: tw, Judge: j, Agree: j.Winner == tw}
 			mu.Unlock()
 			return nil
 		})
@@ -115,14 +108,20 @@ func (r *Round) Check(ctx context.Context, opt CheckOptions) (*CheckResult, erro
 	if err := stageErr("check", pending, failed); err != nil {
 		return nil, err
 	}
-	res.summarise(opt.Bootstrap)
-	return res, nil
+	return Summarise(comps, len(r.Items), opt), nil
 }
 
-// summarise counts the comparisons and sets the figures and flags.
-func (res *CheckResult) summarise(boot metrics.BootstrapOptions) {
-	cs := res.Comparisons
-	res.Pairs, res.Agree, res.Disagree, res.JudgeTies, res.SelfPreferred = len(cs), 0, 0, 0, 0
+// Summarise counts comparisons and sets the figures and flags.
+func Summarise(cs []*Comparison, instructions int, opt CheckOptions) *CheckResult {
+	if opt.MinAgreement == 0 {
+		opt.MinAgreement = 0.85
+	}
+	if opt.MaxSelfPreference == 0 {
+		opt.MaxSelfPreference = 0.55
+	}
+	res := &CheckResult{Instructions: instructions, MinAgreement: opt.MinAgreement, MaxSelfPreference: opt.MaxSelfPreference,
+		Comparisons: cs, Pairs: len(cs)}
+	boot := opt.Bootstrap
 	groups := make([]string, len(cs))
 	for i, c := range cs {
 		groups[i] = c.ID
@@ -166,7 +165,7 @@ func (res *CheckResult) summarise(boot metrics.BootstrapOptions) {
 		res.Agreement = metrics.Estimate{Value: metrics.Undef("no pairs the tests separate"), Undefined: "no pairs the tests separate"}
 		res.SelfPreference = metrics.Estimate{Value: metrics.Undef("no disagreements"), Undefined: "no disagreements"}
 		res.Flags = append(res.Flags, "no answers the tests separate from the references: the check cannot measure the judge")
-		return
+		return res
 	}
 	res.Agreement = metrics.WithCI(len(cs), agreement, boot)
 	res.SelfPreference = metrics.WithCI(len(cs), selfPref, boot)
@@ -176,4 +175,5 @@ func (res *CheckResult) summarise(boot metrics.BootstrapOptions) {
 	if v := res.SelfPreference.Value; v.Defined() && v.V > res.MaxSelfPreference {
 		res.Flags = append(res.Flags, fmt.Sprintf("self-preference %.1f%% is over %.0f%%: where the judge is wrong it mostly prefers the generated answer", 100*v.V, 100*res.MaxSelfPreference))
 	}
+	return res
 }
