@@ -2,6 +2,9 @@ package acr
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"go/parser"
 	"go/token"
@@ -21,9 +24,11 @@ type Execution struct {
 	// Tested is set when the instruction's tests ran; otherwise passed
 	// means the code builds (Go) or loads (Python).
 	Tested bool `json:"tested"`
-	// Output is the start of what the compiler or the program wrote, for
-	// the critic.
-	Output string `json:"-"`
+	// Output is the start of what the compiler or the program wrote (for
+	// the critic).
+	Output string `json:"output,omitempty"`
+	// Cached is set when the result came from the execution cache.
+	Cached bool `json:"-"`
 }
 
 // NoCode is the status of an answer with no code in it.
@@ -54,6 +59,57 @@ func (e *Execution) Summary() string {
 // Executor runs an answer's code for an instruction.
 type Executor interface {
 	Run(ctx context.Context, in *Instruction, code string) (*Execution, error)
+}
+
+// ExecCache keeps sandbox results by content key; store/sqlite implements
+// it. Get returns nil, nil for a miss.
+type ExecCache interface {
+	GetExecution(ctx context.Context, key string) (*Execution, error)
+	PutExecution(ctx context.Context, key string, e *Execution) error
+}
+
+// Cached runs code through an executor once: results that do not depend
+// on the machine's load (everything but timeouts and resource limits) are
+// kept by a key of what decides them (language, code, tests, limits), so
+// a rerun or a resumed round does not run the same program again.
+type Cached struct {
+	Exec   Executor
+	Cache  ExecCache
+	Limits bexec.Limits
+}
+
+// ExecKey is the content key of a run.
+func ExecKey(in *Instruction, code string, lim bexec.Limits) string {
+	b, _ := json.Marshal(struct {
+		Version  string       `json:"v"`
+		Language string       `json:"language"`
+		Code     string       `json:"code"`
+		Tests    string       `json:"tests"`
+		Limits   bexec.Limits `json:"limits"`
+	}{"gavel-exec/1", in.Language, code, in.Tests, lim})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Run implements Executor.
+func (c *Cached) Run(ctx context.Context, in *Instruction, code string) (*Execution, error) {
+	key := ExecKey(in, code, c.Limits)
+	if e, err := c.Cache.GetExecution(ctx, key); err != nil {
+		return nil, err
+	} else if e != nil {
+		e.Cached = true
+		return e, nil
+	}
+	e, err := c.Exec.Run(ctx, in, code)
+	if err != nil {
+		return nil, err
+	}
+	if e.Status != string(bexec.Timeout) && e.Status != string(bexec.ResourceLimit) {
+		if err := c.Cache.PutExecution(ctx, key, e); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
 }
 
 // Sandbox runs code in gavel's sandbox (bench/exec): Python with the

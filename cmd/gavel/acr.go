@@ -21,6 +21,7 @@ import (
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/report"
 	"github.com/gavelhq/gavel/sim"
+	"github.com/gavelhq/gavel/store/sqlite"
 )
 
 // acrFlags are the flags of a round and of the judge check.
@@ -41,6 +42,7 @@ type acrFlags struct {
 	jobs                               int
 	programTimeout                     time.Duration
 	round                              int
+	noExecCache                        bool
 }
 
 func (f *acrFlags) register(fl *pflag.FlagSet) {
@@ -64,6 +66,7 @@ func (f *acrFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.noSystem, "no-system", false, "send the generator no system prompt")
 	fl.IntVar(&f.jobs, "jobs", 2, "programs run at once in the sandbox")
 	fl.DurationVar(&f.programTimeout, "program-timeout", 10*time.Second, "wall-clock limit of one program's run")
+	fl.BoolVar(&f.noExecCache, "no-exec-cache", false, "run every program again instead of reusing stored results")
 	fl.IntVar(&f.round, "round", 1, "the round's number, recorded in the lineage (round 2 uses the model trained on round 1's data)")
 }
 
@@ -113,7 +116,7 @@ func loadInstructions(file, format string, limit int) ([]*acr.Instruction, error
 
 // acrSetup is what a round or a check needs.
 type acrSetup struct {
-	db    interface{ Close() error }
+	db    *sqlite.DB
 	svc   *llm.Service
 	box   *acr.Sandbox
 	round *acr.Round
@@ -184,7 +187,8 @@ func (a *app) acrSetup(ctx context.Context, f *acrFlags, prog *stageProgress) (*
 	if err != nil {
 		return nil, err
 	}
-	s := &acrSetup{db: db, ins: ins, sys: system, box: &acr.Sandbox{Limits: bexec.Limits{Wall: f.programTimeout}}}
+	lim := bexec.Limits{Wall: f.programTimeout}
+	s := &acrSetup{db: db, ins: ins, sys: system, box: &acr.Sandbox{Limits: lim}}
 	mf := f.mf
 	for _, m := range []string{f.judgeModel, f.criticModel, f.generator} {
 		// Each model's provider must be known; --base-url goes to the
@@ -206,7 +210,11 @@ func (a *app) acrSetup(ctx context.Context, f *acrFlags, prog *stageProgress) (*
 		s.close()
 		return nil, usagef("--n, --jobs and --round must be at least 1")
 	}
-	if s.round, err = acr.NewRound(cfg, s.svc, s.box, ins); err != nil {
+	var ex acr.Executor = s.box
+	if !f.noExecCache {
+		ex = &acr.Cached{Exec: s.box, Cache: db.Executions(), Limits: lim}
+	}
+	if s.round, err = acr.NewRound(cfg, s.svc, ex, ins); err != nil {
 		s.close()
 		return nil, usageError{err}
 	}
