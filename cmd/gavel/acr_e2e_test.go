@@ -1,0 +1,331 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gavelhq/gavel/acr"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/llm/llmtest"
+	"github.com/gavelhq/gavel/sim"
+)
+
+const humanEvalFile = "../../examples/humaneval/HumanEval.jsonl.gz"
+
+type acrJSON struct {
+	Round     int    `json:"round"`
+	Output    string `json:"output"`
+	Lineage   string `json:"lineage"`
+	Simulated bool   `json:"simulated"`
+	Stats     struct {
+		Instructions   int            `json:"instructions"`
+		SingleTurn     int            `json:"single_turn"`
+		Critique       int            `json:"critique"`
+		Skipped        int            `json:"skipped"`
+		WinRate        *float64       `json:"win_rate"`
+		DecidedBy      map[string]int `json:"decided_by"`
+		Samples        int            `json:"samples"`
+		Executed       int            `json:"executed"`
+		ExecStatus     map[string]int `json:"exec_status"`
+		SamplePassRate *float64       `json:"sample_pass_rate"`
+		BestPassRate   *float64       `json:"best_pass_rate"`
+	} `json:"stats"`
+	Calls llm.RunStats `json:"calls"`
+}
+
+func readLines(t *testing.T, file string) []string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+// TestACRRoundOnHumanEval runs one round on 20 HumanEval Python problems
+// with the simulated model in every role, checks both record formats, that
+// the statistics add up against the files, and that a rerun makes no model
+// call and writes the same files.
+func TestACRRoundOnHumanEval(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "gavel.db")
+	out := filepath.Join(dir, "round1.jsonl")
+	args := []string{"acr", "--instructions", humanEvalFile, "--format", "humaneval", "--limit", "20",
+		"--generator", "sim", "--judge-model", "sim", "--critic-model", "sim", "--n", "7",
+		"-o", out, "--report", filepath.Join(dir, "round1.html"), "--json"}
+	var sum acrJSON
+	decodeJSON(t, mustGavel(t, db, args...), &sum)
+	st := sum.Stats
+	if !sum.Simulated || sum.Round != 1 || st.Instructions != 20 || st.Samples != 140 || sum.Calls.Sent == 0 {
+		t.Fatalf("summary: %+v", sum)
+	}
+	// The dataset: one record per instruction not skipped, in both forms.
+	recs := readLines(t, out)
+	if len(recs) != st.SingleTurn+st.Critique {
+		t.Fatalf("%d records, want %d single-turn + %d critique", len(recs), st.SingleTurn, st.Critique)
+	}
+	single, two := 0, 0
+	for i, line := range recs {
+		var rec struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+				Weight  *int   `json:"weight"`
+			} `json:"messages"`
+		}
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&rec); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		var roles []string
+		for _, m := range rec.Messages {
+			roles = append(roles, m.Role)
+			if strings.TrimSpace(m.Content) == "" {
+				t.Fatalf("record %d: an empty %s turn", i, m.Role)
+			}
+		}
+		switch strings.Join(roles, ",") {
+		case "system,user,assistant":
+			single++
+			if !strings.Contains(rec.Messages[2].Content, "generator sample") {
+				t.Fatalf("record %d: a single-turn record's answer must be the sample", i)
+			}
+		case "system,user,assistant,user,assistant":
+			two++
+			m := rec.Messages
+			if *m[2].Weight != 0 || *m[4].Weight != 1 || !strings.Contains(m[3].Content, sim.Label) ||
+				strings.Contains(m[4].Content, "generator sample") || !strings.HasPrefix(m[4].Content, "```python\n") {
+				t.Fatalf("record %d: two-turn record %+v", i, m)
+			}
+		default:
+			t.Fatalf("record %d: roles %v", i, roles)
+		}
+	}
+	if single != st.SingleTurn || two != st.Critique || single == 0 || two == 0 {
+		t.Fatalf("%d single-turn and %d two-turn records; summary says %d and %d (both forms must appear)", single, two, st.SingleTurn, st.Critique)
+	}
+	// The statistics add up, recounted from the lineage.
+	lines := readLines(t, sum.Lineage)
+	if len(lines) != 20 {
+		t.Fatalf("%d lineage lines, want 20", len(lines))
+	}
+	passed, executed, decided, won := 0, 0, 0, 0
+	for _, line := range lines {
+		var l acr.Lineage
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		if l.Round != 1 || len(l.Samples) != 7 || l.Models.Generator != "sim" || l.Prompts.Pointwise == "" || !l.Simulated {
+			t.Fatalf("lineage %+v", l)
+		}
+		decided++
+		if l.Winner == acr.Sample {
+			won++
+			if l.Branch != "single_turn" {
+				t.Fatalf("%s: the sample won but the branch is %s", l.ID, l.Branch)
+			}
+		}
+		for _, s := range l.Samples {
+			executed++
+			if s.Exec.Status == "passed" {
+				passed++
+			}
+		}
+	}
+	total := 0
+	for _, n := range st.ExecStatus {
+		total += n
+	}
+	by := 0
+	for _, n := range st.DecidedBy {
+		by += n
+	}
+	if st.SingleTurn+st.Critique+st.Skipped != 20 || total != 140 || st.Executed != executed || by != decided ||
+		*st.SamplePassRate != float64(passed)/float64(executed) || *st.WinRate != float64(won)/float64(decided) ||
+		st.ExecStatus["passed"] != passed {
+		t.Fatalf("statistics do not add up: %+v (recounted: %d passed of %d, %d won of %d)", st, passed, executed, won, decided)
+	}
+	t.Logf("[simulated] round: %d single-turn, %d critique; win rate %.2f; sample pass rate %.2f", single, two, *st.WinRate, *st.SamplePassRate)
+	page, err := os.ReadFile(filepath.Join(dir, "round1.html"))
+	if err != nil || !strings.Contains(string(page), "Simulated.") || strings.Count(string(page), "<svg") < 4 {
+		t.Fatalf("report: %v", err)
+	}
+	// A rerun makes zero live calls and writes the same files.
+	data1, _ := os.ReadFile(out)
+	lin1, _ := os.ReadFile(sum.Lineage)
+	var again acrJSON
+	decodeJSON(t, mustGavel(t, db, args...), &again)
+	if again.Calls.Sent != 0 || again.Calls.Requests == 0 || again.Calls.CacheHits != again.Calls.Requests {
+		t.Fatalf("rerun calls: %+v", again.Calls)
+	}
+	data2, _ := os.ReadFile(out)
+	lin2, _ := os.ReadFile(sum.Lineage)
+	if string(data1) != string(data2) || string(lin1) != string(lin2) {
+		t.Fatal("a rerun wrote different files")
+	}
+	// The report of several rounds reads lineage files.
+	r := mustGavel(t, db, "acr", "report", "--lineage", sum.Lineage, "-o", filepath.Join(dir, "rounds.html"))
+	if !strings.Contains(r, "round 1: 20 instructions") {
+		t.Fatalf("acr report: %s", r)
+	}
+
+	// The judge check, on the same samples and runs (all from the caches).
+	type checkJSON struct {
+		Check struct {
+			Pairs         int      `json:"pairs"`
+			Agree         int      `json:"agree"`
+			Disagree      int      `json:"disagree"`
+			SelfPreferred int      `json:"self_preferred"`
+			Flags         []string `json:"flags"`
+			Agreement     struct {
+				Value *float64
+				CI    *struct{ Lo, Hi float64 }
+			} `json:"agreement"`
+			SelfPreference struct{ Value *float64 } `json:"self_preference"`
+		} `json:"check"`
+		Simulated bool         `json:"simulated"`
+		Calls     llm.RunStats `json:"calls"`
+	}
+	check := func(judgeModel string, extra ...string) checkJSON {
+		var c checkJSON
+		a := append([]string{"acr", "check", "--instructions", humanEvalFile, "--format", "humaneval", "--limit", "20",
+			"--model", "sim", "--judge-model", judgeModel, "--n", "7", "--resamples", "500", "--json"}, extra...)
+		decodeJSON(t, mustGavel(t, db, a...), &c)
+		return c
+	}
+	honest := check("sim")
+	h := honest.Check
+	if !honest.Simulated || h.Pairs == 0 || h.Agree+h.Disagree != h.Pairs || h.Agreement.Value == nil || h.Agreement.CI == nil ||
+		h.Agreement.CI.Lo > *h.Agreement.Value || h.Agreement.CI.Hi < *h.Agreement.Value {
+		t.Fatalf("check of the simulated judge: %+v", h)
+	}
+	for _, f := range h.Flags {
+		if strings.Contains(f, "self-preference") {
+			t.Fatalf("the honest simulated judge flagged for self-preference: %q", h.Flags)
+		}
+	}
+	biased := check("sim:self-preferring")
+	b := biased.Check
+	if b.Pairs != h.Pairs || b.SelfPreference.Value == nil || *b.SelfPreference.Value <= 0.55 || *b.Agreement.Value >= *h.Agreement.Value {
+		t.Fatalf("check of the self-preferring judge: %+v (honest: %+v)", b, h)
+	}
+	flagged := strings.Join(b.Flags, "\n")
+	if !strings.Contains(flagged, "self-preference") || !strings.Contains(flagged, "agreement with the tests") {
+		t.Fatalf("the biased judge is not flagged: %q", b.Flags)
+	}
+	t.Logf("[simulated] judge check over %d pairs: agreement %.2f (honest) vs %.2f (self-preferring); self-preference %.2f",
+		h.Pairs, *h.Agreement.Value, *b.Agreement.Value, *b.SelfPreference.Value)
+	// Thresholds are configurable.
+	loose := check("sim:self-preferring", "--min-agreement", "0.01", "--max-self-preference", "0.99")
+	if len(loose.Check.Flags) != 0 {
+		t.Fatalf("flags with loose thresholds: %q", loose.Check.Flags)
+	}
+}
+
+// TestACROfflineThroughBatchFiles runs a round offline with an OpenAI
+// model: each run stops at a stage boundary (exit 3), the pending requests
+// go out as a batch file answered by the simulated world behind a fake
+// batch runner, and the next run continues until the round is written.
+func TestACROfflineThroughBatchFiles(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "gavel.db")
+	ins := filepath.Join(dir, "instructions.jsonl")
+	mustGavel(t, db, "acr", "instructions", "--from", humanEvalFile, "--format", "humaneval", "--limit", "4", "-o", ins)
+	fh, err := os.Open(ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := acr.ReadInstructions(fh, ins)
+	fh.Close()
+	if err != nil || len(list) != 4 || list[0].Tests == "" || list[0].Language != "python" {
+		t.Fatalf("instructions: %v %+v", err, list)
+	}
+	know := sim.NewKnowledge()
+	for _, in := range list {
+		know.Learn(in.Instruction, in.Language, acr.ExtractCode(in.Reference, in.Language))
+	}
+	answer := simAnswerWith(t, sim.Model{Knows: know})
+	out := filepath.Join(dir, "round.jsonl")
+	args := []string{"acr", "--instructions", ins, "--model", "openai:gen", "--n", "3", "--offline", "-o", out, "--json"}
+	rounds := 0
+	var sum acrJSON
+	for ; rounds < 10; rounds++ {
+		r := gavel(t, db, args...)
+		if r.code == 0 {
+			decodeJSON(t, r.stdout, &sum)
+			break
+		}
+		if r.code != 3 || !strings.Contains(r.stderr, "pending") {
+			t.Fatalf("run %d: exit %d: %s", rounds, r.code, r.stderr)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("run %d: the dataset was written before the round finished", rounds)
+		}
+		reqs := filepath.Join(dir, "requests.jsonl")
+		mustGavel(t, db, "batch", "export", "--pending", "--format", "openai", "-o", reqs)
+		in, _ := os.Open(reqs)
+		results := filepath.Join(dir, "results.jsonl")
+		f, _ := os.Create(results)
+		err := llmtest.AnswerOpenAIBatch(in, f, llmtest.BatchOptions{Answer: answer})
+		in.Close()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var imp struct{ Imported, Failed int }
+		decodeJSON(t, mustGavel(t, db, "batch", "import", results, "--json"), &imp)
+		if imp.Imported == 0 || imp.Failed != 0 {
+			t.Fatalf("run %d: import %+v", rounds, imp)
+		}
+	}
+	// generate, score, compare, and critique when a reference won.
+	if rounds < 3 || sum.Stats.Instructions != 4 || sum.Stats.Samples != 12 || sum.Calls.Sent != 0 {
+		t.Fatalf("after %d batch rounds: %+v", rounds, sum)
+	}
+	if n := len(readLines(t, out)); n != sum.Stats.SingleTurn+sum.Stats.Critique {
+		t.Fatalf("%d records", n)
+	}
+	t.Logf("offline round finished after %d batch rounds", rounds)
+}
+
+// simAnswerWith is simAnswer with a simulated model that knows the
+// instructions' references.
+func simAnswerWith(t *testing.T, m sim.Model) func(c *llmtest.Call) string {
+	return func(c *llmtest.Call) string {
+		var body struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+			Temperature    *float64 `json:"temperature"`
+			ResponseFormat *struct {
+				JSONSchema struct {
+					Name   string          `json:"name"`
+					Schema json.RawMessage `json:"schema"`
+				} `json:"json_schema"`
+			} `json:"response_format"`
+		}
+		if err := json.Unmarshal(c.Body, &body); err != nil {
+			t.Errorf("fake batch runner: %v", err)
+			return ""
+		}
+		req := &llm.Request{Model: "sim", Temperature: body.Temperature}
+		for _, msg := range body.Messages {
+			req.Messages = append(req.Messages, llm.Message{Role: llm.Role(msg.Role), Content: msg.Content})
+		}
+		if rf := body.ResponseFormat; rf != nil {
+			req.Schema = &llm.Schema{Name: rf.JSONSchema.Name, JSON: rf.JSONSchema.Schema}
+		}
+		resp, err := m.Complete(context.Background(), "", req)
+		if err != nil {
+			t.Errorf("sim: %v", err)
+			return ""
+		}
+		return resp.Text
+	}
+}
