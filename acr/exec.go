@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"go/parser"
 	"go/token"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -166,8 +167,16 @@ func (s *Sandbox) Run(ctx context.Context, in *Instruction, code string) (*Execu
 			out = res.Run.Stdout
 		}
 	}
-	return &Execution{Status: string(res.Status), Reason: res.Reason, Tested: tested, Output: clipLines(out, 20, 2000)}, nil
+	return &Execution{Status: string(res.Status), Reason: res.Reason, Tested: tested, Output: clipLines(StablePaths(out), 20, 2000)}, nil
 }
+
+// runPaths are the sandbox's per-run folders and the Go module's package
+// folders: random or numbered by run order, so they are cut from output
+// that goes into prompts, which must not change from run to run.
+var runPaths = regexp.MustCompile(`(?:/[^\s"':]*)?/(?:run|gomod)-\d+/|(?:\./)?\bp\d{6}/`)
+
+// StablePaths cuts the run-specific folders from a program's output.
+func StablePaths(s string) string { return runPaths.ReplaceAllString(s, "") }
 
 // GoFiles lays out a Go answer and its tests as a package: prog.go (the
 // answer, given "package main" when it has no package clause, its imports

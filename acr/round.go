@@ -255,25 +255,38 @@ func (r *Round) Generate(ctx context.Context) error {
 	return stageErr("generate", pending, failed)
 }
 
-// Execute runs every sample's code and each reference's.
+// Execute runs every sample's code and each reference's. Identical code for
+// one instruction runs once.
 func (r *Round) Execute(ctx context.Context) error {
 	type job struct {
 		it   *Item
-		s    *SampleResult // nil: the reference
 		code string
+		// ref and samples get the result.
+		ref     bool
+		samples []*SampleResult
 	}
-	var jobs []job
+	var jobs []*job
 	for _, it := range r.Items {
 		if it.Instruction.Language == "" {
 			continue
 		}
+		byCode := map[string]*job{}
 		if it.RefExec == nil {
-			jobs = append(jobs, job{it, nil, ExtractCode(it.Instruction.Reference, it.Instruction.Language)})
+			j := &job{it: it, code: ExtractCode(it.Instruction.Reference, it.Instruction.Language), ref: true}
+			byCode[j.code] = j
+			jobs = append(jobs, j)
 		}
 		for _, s := range it.Samples {
-			if s.Exec == nil {
-				jobs = append(jobs, job{it, s, s.Code})
+			if s.Exec != nil {
+				continue
 			}
+			j := byCode[s.Code]
+			if j == nil {
+				j = &job{it: it, code: s.Code}
+				byCode[s.Code] = j
+				jobs = append(jobs, j)
+			}
+			j.samples = append(j.samples, s)
 		}
 	}
 	var mu sync.Mutex
@@ -285,12 +298,14 @@ func (r *Round) Execute(ctx context.Context) error {
 				return fmt.Errorf("instruction %s: running code: %w", j.it.Instruction.ID, err)
 			}
 			mu.Lock()
-			if j.s == nil {
+			defer mu.Unlock()
+			if j.ref {
 				j.it.RefExec = e
-			} else {
-				j.s.Exec = e
 			}
-			mu.Unlock()
+			for _, s := range j.samples {
+				c := *e
+				s.Exec = &c
+			}
 			return nil
 		})
 	if err != nil {

@@ -43,6 +43,7 @@ type acrFlags struct {
 	programTimeout                     time.Duration
 	round                              int
 	noExecCache                        bool
+	generatorURL, judgeURL, criticURL  string
 }
 
 func (f *acrFlags) register(fl *pflag.FlagSet) {
@@ -54,6 +55,9 @@ func (f *acrFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.generator, "generator", "", "the model that samples answers (default --model)")
 	fl.StringVar(&f.judgeModel, "judge-model", "", "the model of the pointwise and pairwise judges (default --model)")
 	fl.StringVar(&f.criticModel, "critic-model", "", "the model that writes critiques (default --model)")
+	fl.StringVar(&f.generatorURL, "generator-base-url", "", "base URL of the generator's server, e.g. a local vLLM serving the model in training (default --base-url)")
+	fl.StringVar(&f.judgeURL, "judge-base-url", "", "base URL of the judge model's server (default --base-url)")
+	fl.StringVar(&f.criticURL, "critic-base-url", "", "base URL of the critic model's server (default --base-url)")
 	fl.IntVar(&f.n, "n", 7, "answers sampled per instruction")
 	fl.Float64Var(&f.temperature, "temperature", 0.8, "the generator's sampling temperature")
 	fl.IntVar(&f.maxTokens, "max-tokens", 2048, "the generator's answer length limit in tokens")
@@ -116,12 +120,45 @@ func loadInstructions(file, format string, limit int) ([]*acr.Instruction, error
 
 // acrSetup is what a round or a check needs.
 type acrSetup struct {
-	db    *sqlite.DB
-	svc   *llm.Service
-	box   *acr.Sandbox
-	round *acr.Round
-	ins   []*acr.Instruction
-	sys   string
+	db     *sqlite.DB
+	client roleClient
+	box    *acr.Sandbox
+	round  *acr.Round
+	ins    []*acr.Instruction
+	sys    string
+}
+
+// roleClient sends each request to the service of its model.
+type roleClient map[string]*llm.Service
+
+// Complete implements llm.Client.
+func (rc roleClient) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	svc, ok := rc[req.Model]
+	if !ok {
+		return nil, fmt.Errorf("no service for model %q", req.Model)
+	}
+	return svc.Complete(ctx, req)
+}
+
+// Stats sums the services' counts.
+func (rc roleClient) Stats() llm.RunStats {
+	var t llm.RunStats
+	for _, svc := range rc {
+		s := svc.Stats()
+		t.Requests += s.Requests
+		t.CacheHits += s.CacheHits
+		t.Sent += s.Sent
+		t.Attempts += s.Attempts
+		t.Retries += s.Retries
+		t.Repairs += s.Repairs
+		t.Invalid += s.Invalid
+		t.Pending += s.Pending
+		t.Failed += s.Failed
+		t.Usage = t.Usage.Add(s.Usage)
+		t.Cost += s.Cost
+		t.Unpriced += s.Unpriced
+	}
+	return t
 }
 
 func (s *acrSetup) close() {
@@ -189,19 +226,31 @@ func (a *app) acrSetup(ctx context.Context, f *acrFlags, prog *stageProgress) (*
 	}
 	lim := bexec.Limits{Wall: f.programTimeout}
 	s := &acrSetup{db: db, ins: ins, sys: system, box: &acr.Sandbox{Limits: lim}}
-	mf := f.mf
-	for _, m := range []string{f.judgeModel, f.criticModel, f.generator} {
-		// Each model's provider must be known; --base-url goes to the
-		// generator's (the last), the model most often served locally.
-		mf.model = m
-		if s.svc, err = mf.service(db, reg); err != nil {
+	// One service per role's model, each with its server's base URL: the
+	// generator is often a local server (the model in training), the judge
+	// and the critic hosted models of the same provider kind.
+	s.client = roleClient{}
+	urls := map[string]string{}
+	for _, r := range []struct{ model, url string }{{f.generator, f.generatorURL}, {f.judgeModel, f.judgeURL}, {f.criticModel, f.criticURL}} {
+		if r.url == "" {
+			r.url = f.mf.baseURL
+		}
+		if prev, seen := urls[r.model]; seen {
+			if prev != r.url {
+				s.close()
+				return nil, usagef("model %s is given two base URLs (%q, %q): the cache keys answers by model, not server, so name the two models differently", r.model, prev, r.url)
+			}
+			continue
+		}
+		urls[r.model] = r.url
+		mf := f.mf
+		mf.model, mf.baseURL = r.model, r.url
+		svc, err := mf.service(db, reg)
+		if err != nil {
 			s.close()
 			return nil, err
 		}
-	}
-	if err != nil {
-		s.close()
-		return nil, err
+		s.client[r.model] = svc
 	}
 	cfg := acr.Config{Round: f.round, Generator: f.generator, JudgeModel: f.judgeModel, CriticModel: f.criticModel, System: system,
 		N: f.n, Temperature: f.temperature, MaxTokens: f.maxTokens, Pointwise: pw, Pairwise: pp, Weights: weights,
@@ -214,7 +263,7 @@ func (a *app) acrSetup(ctx context.Context, f *acrFlags, prog *stageProgress) (*
 	if !f.noExecCache {
 		ex = &acr.Cached{Exec: s.box, Cache: db.Executions(), Limits: lim}
 	}
-	if s.round, err = acr.NewRound(cfg, s.svc, ex, ins); err != nil {
+	if s.round, err = acr.NewRound(cfg, s.client, ex, ins); err != nil {
 		s.close()
 		return nil, usageError{err}
 	}
@@ -299,7 +348,7 @@ resumes, and --offline stops at a stage boundary for 'gavel batch'.`,
 			err = s.round.Run(cmd.Context())
 			prog.done()
 			if err != nil {
-				return stopped(err, s.svc.Stats().Pending)
+				return stopped(err, s.client.Stats().Pending)
 			}
 			simulated := f.simulated()
 			if err := writeAtomic(out, a.stdout, func(w io.Writer) error {
@@ -326,7 +375,7 @@ resumes, and --offline stops at a stage boundary for 'gavel batch'.`,
 					return err
 				}
 			}
-			calls := s.svc.Stats()
+			calls := s.client.Stats()
 			a.printCalls(calls)
 			if a.json {
 				return a.writeJSON(map[string]any{"round": f.round, "output": out, "lineage": lineage, "simulated": simulated,
@@ -433,7 +482,7 @@ Exit code 0 whether or not the judge is flagged; read "flags" in --json.`,
 			res, err := s.round.Check(cmd.Context(), opt)
 			prog.done()
 			if err != nil {
-				return stopped(err, s.svc.Stats().Pending)
+				return stopped(err, s.client.Stats().Pending)
 			}
 			simulated := f.simulated()
 			if reportFile != "" {
@@ -445,7 +494,7 @@ Exit code 0 whether or not the judge is flagged; read "flags" in --json.`,
 					return err
 				}
 			}
-			calls := s.svc.Stats()
+			calls := s.client.Stats()
 			a.printCalls(calls)
 			if a.json {
 				return a.writeJSON(map[string]any{"judge_model": f.judgeModel, "pairwise": f.pairwise, "simulated": simulated,

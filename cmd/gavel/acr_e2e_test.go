@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gavelhq/gavel/acr"
 	"github.com/gavelhq/gavel/llm"
@@ -328,4 +330,155 @@ func simAnswerWith(t *testing.T, m sim.Model) func(c *llmtest.Call) string {
 		}
 		return resp.Text
 	}
+}
+
+// TestACRRolesOnTheirOwnServers runs a round live with each role on its
+// own fake server, through the real provider code: the generator on one
+// OpenAI-compatible server (with rate limiting to retry through), the
+// judges on another, the critic on an Anthropic server. Each server sees
+// only its role's requests, and a rerun sends nothing.
+func TestACRRolesOnTheirOwnServers(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "gavel.db")
+	ins := filepath.Join(dir, "instructions.jsonl")
+	mustGavel(t, db, "acr", "instructions", "--from", humanEvalFile, "--limit", "4", "-o", ins)
+	fh, _ := os.Open(ins)
+	list, err := acr.ReadInstructions(fh, ins)
+	fh.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	know := sim.NewKnowledge()
+	for _, in := range list {
+		know.Learn(in.Instruction, in.Language, acr.ExtractCode(in.Reference, in.Language))
+	}
+	gen, judges, critic := llmtest.NewOpenAI(), llmtest.NewOpenAI(), llmtest.NewAnthropic()
+	defer gen.Close()
+	defer judges.Close()
+	defer critic.Close()
+	gen.Answer = simAnswerWith(t, sim.Model{Knows: know})
+	gen.FaultFor = func(c *llmtest.Call) llmtest.Fault {
+		if c.N%4 == 1 {
+			return llmtest.RateLimited
+		}
+		return llmtest.None
+	}
+	gen.RetryAfter = "0"
+	judges.Answer = simAnswerWith(t, sim.Model{})
+	critic.Answer = func(c *llmtest.Call) string {
+		return `{"critique":"The loop misses the last pair of elements. Please write a corrected answer."}`
+	}
+	args := []string{"acr", "--instructions", ins, "--n", "2",
+		"--generator", "openai:student", "--generator-base-url", gen.URL + "/v1",
+		"--judge-model", "openai:judge", "--judge-base-url", judges.URL + "/v1",
+		"--critic-model", "anthropic:critic", "--critic-base-url", critic.URL,
+		"--ties", "reference", "-o", filepath.Join(dir, "round.jsonl"), "--json"}
+	cmd := func() acrJSON {
+		c := exec.Command(gavelBin, append([]string{"--db", db}, args...)...)
+		c.Env = append(os.Environ(), "GAVEL_DB=", "OPENAI_API_KEY=test-key", "ANTHROPIC_API_KEY=test-key")
+		var out, errb strings.Builder
+		c.Stdout, c.Stderr = &out, &errb
+		if err := c.Run(); err != nil {
+			t.Fatalf("acr: %v\n%s", err, errb.String())
+		}
+		var sum acrJSON
+		decodeJSON(t, out.String(), &sum)
+		return sum
+	}
+	sum := cmd()
+	for _, c := range gen.Calls() {
+		if c.HasSchema || c.Model != "student" {
+			t.Fatalf("the generator's server got a %s request for %s", c.SchemaName, c.Model)
+		}
+	}
+	for _, c := range judges.Calls() {
+		if c.SchemaName != "scores" && c.SchemaName != "preference" {
+			t.Fatalf("the judges' server got a %q request", c.SchemaName)
+		}
+	}
+	for _, c := range critic.Calls() {
+		if c.Model != "critic" {
+			t.Fatalf("the critic's server got a request for %s", c.Model)
+		}
+	}
+	if sum.Calls.Retries == 0 || sum.Stats.Samples != 8 || len(critic.Calls()) != sum.Stats.Critique || sum.Stats.Critique == 0 {
+		t.Fatalf("summary %+v; critic calls %d", sum, len(critic.Calls()))
+	}
+	g, j, c := gen.Count(), judges.Count(), critic.Count()
+	if again := cmd(); again.Calls.Sent != 0 || gen.Count() != g || judges.Count() != j || critic.Count() != c {
+		t.Fatalf("rerun sent %d: generator %d -> %d, judges %d -> %d, critic %d -> %d", again.Calls.Sent, g, gen.Count(), j, judges.Count(), c, critic.Count())
+	}
+	// Two base URLs for one model are refused: the cache could not tell
+	// their answers apart.
+	r := gavel(t, db, "acr", "--instructions", ins, "--generator", "openai:m", "--judge-model", "openai:m",
+		"--generator-base-url", "http://127.0.0.1:1/v1", "--judge-base-url", "http://127.0.0.1:2/v1", "-o", filepath.Join(dir, "x.jsonl"))
+	if r.code != 2 || !strings.Contains(r.stderr, "two base URLs") {
+		t.Fatalf("one model, two servers: %+v", r)
+	}
+}
+
+// TestACRResumesAfterAKill kills a live round while the generator's server
+// is answering, reruns it, and checks that the answered requests are not
+// sent again and that the dataset is the one an uninterrupted round writes.
+func TestACRResumesAfterAKill(t *testing.T) {
+	dir := t.TempDir()
+	ins := filepath.Join(dir, "instructions.jsonl")
+	mustGavel(t, filepath.Join(dir, "x.db"), "acr", "instructions", "--from", humanEvalFile, "--limit", "3", "-o", ins)
+	fh, _ := os.Open(ins)
+	list, err := acr.ReadInstructions(fh, ins)
+	fh.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	know := sim.NewKnowledge()
+	for _, in := range list {
+		know.Learn(in.Instruction, in.Language, acr.ExtractCode(in.Reference, in.Language))
+	}
+	srv := llmtest.NewOpenAI()
+	defer srv.Close()
+	srv.Answer = simAnswerWith(t, sim.Model{Knows: know})
+	srv.Latency = 100 * time.Millisecond
+	run := func(db, out string) *exec.Cmd {
+		c := exec.Command(gavelBin, "--db", db, "acr", "--instructions", ins, "--model", "openai:m", "--base-url", srv.URL+"/v1",
+			"--n", "4", "--concurrency", "2", "-o", out)
+		c.Env = append(os.Environ(), "GAVEL_DB=", "OPENAI_API_KEY=k")
+		return c
+	}
+	db, out := filepath.Join(dir, "a.db"), filepath.Join(dir, "a.jsonl")
+	c := run(db, out)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 600 && srv.Count() < 6; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.Process.Kill()
+	c.Wait()
+	before := srv.Count()
+	if before < 6 || before >= 12 {
+		t.Fatalf("killed after %d calls: want it killed while generating (12 samples)", before)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("a killed round left a dataset")
+	}
+	if b, err := run(db, out).CombinedOutput(); err != nil {
+		t.Fatalf("resume: %v\n%s", err, b)
+	}
+	resumed := srv.Count()
+	// A fresh store: the whole round once, uninterrupted.
+	if b, err := run(filepath.Join(dir, "b.db"), filepath.Join(dir, "b.jsonl")).CombinedOutput(); err != nil {
+		t.Fatalf("fresh: %v\n%s", err, b)
+	}
+	whole := srv.Count() - resumed
+	// The killed run's answered requests are not sent again: at most the
+	// two in flight at the kill are.
+	if resumed > whole+2 {
+		t.Fatalf("killed + resumed sent %d requests, an uninterrupted round %d", resumed, whole)
+	}
+	a, _ := os.ReadFile(out)
+	b, _ := os.ReadFile(filepath.Join(dir, "b.jsonl"))
+	if len(a) == 0 || string(a) != string(b) {
+		t.Fatal("the resumed round wrote a different dataset")
+	}
+	t.Logf("killed after %d calls; killed + resumed %d calls; uninterrupted %d", before, resumed, whole)
 }
