@@ -111,7 +111,7 @@ func TestSandboxRunsAnswers(t *testing.T) {
 func TestOutputPathsAreStable(t *testing.T) {
 	for in, want := range map[string]string{
 		`  File "/var/lib/gavel/sandbox/run-3060132714/prog.py", line 35`: `  File "prog.py", line 35`,
-		"/tmp/gomod-123/p000012/prog.go:12:3: undefined: x":              "prog.go:12:3: undefined: x",
+		"/tmp/gomod-123/p000012/prog.go:12:3: undefined: x":               "prog.go:12:3: undefined: x",
 		"./p000012/prog.go:3:2: imported and not used":                    "prog.go:3:2: imported and not used",
 	} {
 		if got := acr.StablePaths(in); got != want {

@@ -317,8 +317,9 @@ The best answer meets the reference: the executor decides when exactly one of
 the two works. Otherwise the pairwise judge, run with the sample as answer A and
 again as answer B, decides: both orders agreeing, or one order and a tie, pick
 that side; opposite picks (position bias) are a tie; an invalid answer leaves
-the other order to decide. A tie goes to --ties (default sample: an answer as good as the reference as far
-as the executor and the judge can tell needs no critique).
+the other order to decide. A tie goes to --ties (default sample: an answer as
+good as the reference, as far as the executor and the judge can tell, needs no
+critique).
 
 The sample winning makes a single-turn record (instruction -> sample); the
 reference winning makes the critic explain why the sample falls short, and a
@@ -328,8 +329,10 @@ of the loss. Records go to -o as chat JSONL ("messages" with roles); one lineage
 line per instruction goes to --lineage (round, id, branch, scores, executor
 results, judge answers, models and versions, prompt versions).
 
-Every model call goes through the cache: a rerun makes no call, a killed run
-resumes, and --offline stops at a stage boundary for 'gavel batch'.`,
+Every model call goes through the cache, and every program's result through the
+execution cache: a rerun makes no call and runs nothing, a killed run resumes,
+and --offline stops at a stage boundary for 'gavel batch'. Each role's model has
+its own service (--generator-base-url etc.); --max-cost applies to each.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
