@@ -104,10 +104,12 @@ func WriteACR(w io.Writer, r *ACRReport) error {
 			hists = append(hists, HistSeries{Name: label + " all samples", Values: st.Composite},
 				HistSeries{Name: label + " best", Values: st.Best})
 		}
-		charts = append(charts,
-			LineChart("Win rate and pass rates by round", "round", []Series{
+		if len(r.Rounds) > 1 {
+			charts = append(charts, LineChart("Win rate and pass rates by round", "round", []Series{
 				{Name: "sample win rate", Points: win}, {Name: "sample pass rate", Points: pass},
-				{Name: "best sample pass rate", Points: best}, {Name: "reference pass rate", Points: ref}}, 0, 1),
+				{Name: "best sample pass rate", Points: best}, {Name: "reference pass rate", Points: ref}}, 0, 1))
+		}
+		charts = append(charts,
 			StackedBars("Records by branch", branches),
 			StackedBars("Samples by executor status", statuses),
 			Histogram("Composite scores", "composite score", hists, 10, 0, 1))

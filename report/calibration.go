@@ -265,6 +265,10 @@ type BarPart struct {
 func StackedBars(title string, bars []Bar) template.HTML {
 	const w, left, right, rowH, top = 560.0, 110.0, 120.0, 24.0, 30.0
 	h := top + rowH*float64(len(bars)) + 10
+	if len(bars) > 0 {
+		// Room for the legend too.
+		h = math.Max(h, top+16*float64(len(bars[0].Parts))+10)
+	}
 	maxT := 1.0
 	for _, b := range bars {
 		t := 0.0

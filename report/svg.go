@@ -182,7 +182,7 @@ type HistSeries struct {
 // bins of equal width, each series as shares of its own count, so series
 // of different sizes compare.
 func Histogram(title, xLabel string, series []HistSeries, bins int, lo, hi float64) template.HTML {
-	const w, h, left, right, top, bottom = 560.0, 260.0, 50.0, 150.0, 30.0, 40.0
+	const w, h, left, right, top, bottom = 620.0, 260.0, 50.0, 210.0, 30.0, 40.0
 	pw, ph := w-left-right, h-top-bottom
 	shares := make([][]float64, len(series))
 	maxShare := 0.0
