@@ -110,7 +110,7 @@ func (r *Round) Lineage(it *Item, simulated bool) Lineage {
 	c := r.cfg
 	l := Lineage{Round: c.Round, ID: it.Instruction.ID, Branch: it.Branch(), Winner: it.Decision.Winner,
 		DecidedBy: it.Decision.DecidedBy, TestWinner: it.Decision.TestWinner, Pairwise: it.Judgement,
-		Samples: it.Samples, Reference: it.RefExec, Weights: c.Weights.String(), ExecWeight: c.ExecWeight, Ties: c.Ties,
+		Samples: briefSamples(it.Samples), Reference: brief(it.RefExec), Weights: c.Weights.String(), ExecWeight: c.ExecWeight, Ties: c.Ties,
 		N: c.N, Temperature: c.Temperature, Simulated: simulated,
 		Models: LineageModels{Generator: c.Generator, GeneratorVersion: it.Versions["generator"], Judge: c.JudgeModel,
 			JudgeVersion: it.Versions["judge"], Critic: c.CriticModel, CriticVersion: it.Versions["critic"]},
@@ -127,6 +127,28 @@ func (r *Round) Lineage(it *Item, simulated bool) Lineage {
 		}
 	}
 	return l
+}
+
+// brief is an execution without its output: the lineage keeps the status
+// and the reason (the output, up to 2 KB a program, would make a paper-scale
+// lineage file gigabytes long).
+func brief(e *Execution) *Execution {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.Output = ""
+	return &c
+}
+
+func briefSamples(ss []*SampleResult) []*SampleResult {
+	out := make([]*SampleResult, len(ss))
+	for i, s := range ss {
+		c := *s
+		c.Exec = brief(s.Exec)
+		out[i] = &c
+	}
+	return out
 }
 
 // Write writes the dataset (one SFT record per item that has one) and the
