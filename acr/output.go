@@ -170,3 +170,18 @@ func (r *Round) Write(data, lineage io.Writer, simulated bool) error {
 	}
 	return nil
 }
+
+// NextInstructions are the instructions for the next round, each with the
+// round's winner as its reference: the sample where it won, else the
+// reference kept. Items without a sample keep theirs.
+func (r *Round) NextInstructions() []*Instruction {
+	out := make([]*Instruction, len(r.Items))
+	for i, it := range r.Items {
+		in := *it.Instruction
+		if b := it.BestSample(); b != nil && it.Decision.Winner == Sample {
+			in.Reference = b.Answer
+		}
+		out[i] = &in
+	}
+	return out
+}

@@ -184,6 +184,12 @@ func TestRoundBranchesAndOutputFormat(t *testing.T) {
 		st.SamplePassRate.V != 6.0/9 || st.WinRate.V != 1.0/3 || st.BestPassRate.V != 2.0/3 || st.ReferencePassRate.V != 1 {
 		t.Fatalf("stats: %+v", st)
 	}
+	// The next round's references are the winners.
+	next := r.NextInstructions()
+	if next[0].Reference != r.Items[0].BestSample().Answer || next[1].Reference != "```python\nREF = 0\n```" ||
+		r.Items[0].Instruction.Reference != "```python\nREF = 0\n```" {
+		t.Fatalf("next references: %q, %q (this round's must not change)", next[0].Reference, next[1].Reference)
+	}
 	// Ties to the sample: i-even becomes single-turn, with no critique.
 	client = &scripted{}
 	r = round(t, client, acr.Sample)

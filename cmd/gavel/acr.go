@@ -295,7 +295,7 @@ func (sp *stageProgress) done() {
 
 func (a *app) acrCmd() *cobra.Command {
 	var f acrFlags
-	var out, lineage, reportFile string
+	var out, lineage, reportFile, next string
 	cmd := &cobra.Command{
 		Use:   "acr --instructions FILE --generator M --judge-model M2 --critic-model M3 --n 7 -o ROUND.jsonl",
 		Short: "Build SFT data with judges (RefineCoder's Adaptive Critique Refinement): one round",
@@ -368,6 +368,13 @@ its own service (--generator-base-url etc.); --max-cost applies to each.`,
 			}); err != nil {
 				return err
 			}
+			if next != "" {
+				if err := writeAtomic(next, a.stdout, func(w io.Writer) error {
+					return acr.WriteInstructions(w, s.round.NextInstructions())
+				}); err != nil {
+					return err
+				}
+			}
 			stats := acr.Stats(lines)[0]
 			if reportFile != "" {
 				rep := &report.ACRReport{Title: "ACR round " + fmt.Sprint(f.round), Simulated: simulated, Sources: []string{f.instructions}, Rounds: []*acr.RoundStats{stats}}
@@ -401,6 +408,7 @@ its own service (--generator-base-url etc.); --max-cost applies to each.`,
 	fl.StringVarP(&out, "output", "o", "", "the dataset to write (chat JSONL)")
 	fl.StringVar(&lineage, "lineage", "", "the lineage file to write (default: the output's name with .lineage.jsonl)")
 	fl.StringVar(&reportFile, "report", "", "write an HTML report of the round")
+	fl.StringVar(&next, "next-instructions", "", "also write the next round's instructions: each reference replaced by the sample where the sample won")
 	cmd.AddCommand(a.acrInstructionsCmd(), a.acrCheckCmd(), a.acrReportCmd())
 	return cmd
 }

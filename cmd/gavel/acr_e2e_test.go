@@ -58,7 +58,7 @@ func TestACRRoundOnHumanEval(t *testing.T) {
 	out := filepath.Join(dir, "round1.jsonl")
 	args := []string{"acr", "--instructions", humanEvalFile, "--format", "humaneval", "--limit", "20",
 		"--generator", "sim", "--judge-model", "sim", "--critic-model", "sim", "--n", "7",
-		"-o", out, "--report", filepath.Join(dir, "round1.html"), "--json"}
+		"-o", out, "--report", filepath.Join(dir, "round1.html"), "--next-instructions", filepath.Join(dir, "next.jsonl"), "--json"}
 	var sum acrJSON
 	decodeJSON(t, mustGavel(t, db, args...), &sum)
 	st := sum.Stats
@@ -170,10 +170,32 @@ func TestACRRoundOnHumanEval(t *testing.T) {
 	if string(data1) != string(data2) || string(lin1) != string(lin2) {
 		t.Fatal("a rerun wrote different files")
 	}
-	// The report of several rounds reads lineage files.
-	r := mustGavel(t, db, "acr", "report", "--lineage", sum.Lineage, "-o", filepath.Join(dir, "rounds.html"))
-	if !strings.Contains(r, "round 1: 20 instructions") {
+	// The next round's instructions carry the winners as references, and a
+	// second round runs on them; the report reads both rounds' lineage.
+	nf, _ := os.Open(filepath.Join(dir, "next.jsonl"))
+	next, err := acr.ReadInstructions(nf, "next.jsonl")
+	nf.Close()
+	if err != nil || len(next) != 20 {
+		t.Fatalf("next instructions: %v (%d)", err, len(next))
+	}
+	moved := 0
+	for _, in := range next {
+		if strings.Contains(in.Reference, "generator sample") {
+			moved++
+		}
+	}
+	if moved != st.SingleTurn {
+		t.Fatalf("%d references replaced by samples; %d samples won", moved, st.SingleTurn)
+	}
+	out2 := filepath.Join(dir, "round2.jsonl")
+	mustGavel(t, db, "acr", "--instructions", filepath.Join(dir, "next.jsonl"), "--limit", "5", "--n", "2", "--round", "2", "--model", "sim", "-o", out2)
+	r := mustGavel(t, db, "acr", "report", "--lineage", sum.Lineage, "--lineage", strings.TrimSuffix(out2, ".jsonl")+".lineage.jsonl",
+		"-o", filepath.Join(dir, "rounds.html"))
+	if !strings.Contains(r, "round 1: 20 instructions") || !strings.Contains(r, "round 2: 5 instructions") {
 		t.Fatalf("acr report: %s", r)
+	}
+	if page, _ := os.ReadFile(filepath.Join(dir, "rounds.html")); !strings.Contains(string(page), "Win rate and pass rates by round") {
+		t.Fatal("the report of two rounds has no chart by round")
 	}
 
 	// The judge check, on the same samples and runs (all from the caches).
