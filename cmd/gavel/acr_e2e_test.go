@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -290,22 +289,7 @@ func TestACROfflineThroughBatchFiles(t *testing.T) {
 		if _, err := os.Stat(out); err == nil {
 			t.Fatalf("run %d: the dataset was written before the round finished", rounds)
 		}
-		reqs := filepath.Join(dir, "requests.jsonl")
-		mustGavel(t, db, "batch", "export", "--pending", "--format", "openai", "-o", reqs)
-		in, _ := os.Open(reqs)
-		results := filepath.Join(dir, "results.jsonl")
-		f, _ := os.Create(results)
-		err := llmtest.AnswerOpenAIBatch(in, f, llmtest.BatchOptions{Answer: answer})
-		in.Close()
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var imp struct{ Imported, Failed int }
-		decodeJSON(t, mustGavel(t, db, "batch", "import", results, "--json"), &imp)
-		if imp.Imported == 0 || imp.Failed != 0 {
-			t.Fatalf("run %d: import %+v", rounds, imp)
-		}
+		answerPending(t, db, dir, answer)
 	}
 	// generate, score, compare, and critique when a reference won.
 	if rounds < 3 || sum.Stats.Instructions != 4 || sum.Stats.Samples != 12 || sum.Calls.Sent != 0 {
@@ -315,43 +299,6 @@ func TestACROfflineThroughBatchFiles(t *testing.T) {
 		t.Fatalf("%d records", n)
 	}
 	t.Logf("offline round finished after %d batch rounds", rounds)
-}
-
-// simAnswerWith is simAnswer with a simulated model that knows the
-// instructions' references.
-func simAnswerWith(t *testing.T, m sim.Model) func(c *llmtest.Call) string {
-	return func(c *llmtest.Call) string {
-		var body struct {
-			Messages []struct {
-				Role    string `json:"role"`
-				Content string `json:"content"`
-			} `json:"messages"`
-			Temperature    *float64 `json:"temperature"`
-			ResponseFormat *struct {
-				JSONSchema struct {
-					Name   string          `json:"name"`
-					Schema json.RawMessage `json:"schema"`
-				} `json:"json_schema"`
-			} `json:"response_format"`
-		}
-		if err := json.Unmarshal(c.Body, &body); err != nil {
-			t.Errorf("fake batch runner: %v", err)
-			return ""
-		}
-		req := &llm.Request{Model: "sim", Temperature: body.Temperature}
-		for _, msg := range body.Messages {
-			req.Messages = append(req.Messages, llm.Message{Role: llm.Role(msg.Role), Content: msg.Content})
-		}
-		if rf := body.ResponseFormat; rf != nil {
-			req.Schema = &llm.Schema{Name: rf.JSONSchema.Name, JSON: rf.JSONSchema.Schema}
-		}
-		resp, err := m.Complete(context.Background(), "", req)
-		if err != nil {
-			t.Errorf("sim: %v", err)
-			return ""
-		}
-		return resp.Text
-	}
 }
 
 // TestACRRolesOnTheirOwnServers runs a round live with each role on its

@@ -20,13 +20,18 @@ import (
 // simAnswer answers an OpenAI chat request the way the simulated model
 // would, so a fake OpenAI server (or batch runner) behaves like the
 // simulated world while gavel goes through the real provider path.
-func simAnswer(t *testing.T) func(c *llmtest.Call) string {
+func simAnswer(t *testing.T) func(c *llmtest.Call) string { return simAnswerWith(t, sim.Model{}) }
+
+// simAnswerWith is simAnswer with a given simulated model (e.g. one whose
+// generator knows the instructions' references).
+func simAnswerWith(t *testing.T, m sim.Model) func(c *llmtest.Call) string {
 	return func(c *llmtest.Call) string {
 		var body struct {
 			Messages []struct {
 				Role    string `json:"role"`
 				Content string `json:"content"`
 			} `json:"messages"`
+			Temperature    *float64 `json:"temperature"`
 			ResponseFormat *struct {
 				JSONSchema struct {
 					Name   string          `json:"name"`
@@ -38,19 +43,47 @@ func simAnswer(t *testing.T) func(c *llmtest.Call) string {
 			t.Errorf("fake server: %v", err)
 			return ""
 		}
-		req := &llm.Request{Model: "sim"}
-		for _, m := range body.Messages {
-			req.Messages = append(req.Messages, llm.Message{Role: llm.Role(m.Role), Content: m.Content})
+		req := &llm.Request{Model: "sim", Temperature: body.Temperature}
+		for _, msg := range body.Messages {
+			req.Messages = append(req.Messages, llm.Message{Role: llm.Role(msg.Role), Content: msg.Content})
 		}
 		if rf := body.ResponseFormat; rf != nil {
 			req.Schema = &llm.Schema{Name: rf.JSONSchema.Name, JSON: rf.JSONSchema.Schema}
 		}
-		resp, err := sim.Model{}.Complete(context.Background(), "", req)
+		resp, err := m.Complete(context.Background(), "", req)
 		if err != nil {
 			t.Errorf("sim: %v", err)
 			return ""
 		}
 		return resp.Text
+	}
+}
+
+// answerPending exports the store's pending requests as an OpenAI batch,
+// answers it with answer (a fake batch runner) and imports the results.
+func answerPending(t *testing.T, db, dir string, answer func(c *llmtest.Call) string) {
+	t.Helper()
+	reqs := filepath.Join(dir, "requests.jsonl")
+	mustGavel(t, db, "batch", "export", "--pending", "--format", "openai", "-o", reqs)
+	in, err := os.Open(reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	results := filepath.Join(dir, "results.jsonl")
+	f, err := os.Create(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = llmtest.AnswerOpenAIBatch(in, f, llmtest.BatchOptions{Answer: answer})
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var imp struct{ Imported, Failed int }
+	decodeJSON(t, mustGavel(t, db, "batch", "import", results, "--json"), &imp)
+	if imp.Imported == 0 || imp.Failed != 0 {
+		t.Fatalf("batch import %+v", imp)
 	}
 }
 
@@ -197,22 +230,7 @@ func TestCalibrateOfflineThroughBatchFiles(t *testing.T) {
 		if r.code != 3 || !strings.Contains(r.stderr, "pending") {
 			t.Fatalf("round %d: exit %d: %s", rounds, r.code, r.stderr)
 		}
-		reqs := filepath.Join(dir, "requests.jsonl")
-		mustGavel(t, db, "batch", "export", "--pending", "--format", "openai", "-o", reqs)
-		in, _ := os.Open(reqs)
-		results := filepath.Join(dir, "results.jsonl")
-		f, _ := os.Create(results)
-		err := llmtest.AnswerOpenAIBatch(in, f, llmtest.BatchOptions{Answer: simAnswer(t)})
-		in.Close()
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var imp struct{ Imported, Failed int }
-		decodeJSON(t, mustGavel(t, db, "batch", "import", results, "--json"), &imp)
-		if imp.Imported == 0 || imp.Failed != 0 {
-			t.Fatalf("round %d: import %+v", rounds, imp)
-		}
+		answerPending(t, db, dir, simAnswer(t))
 	}
 	if rounds < 3 || len(out.Judges) != 1 || out.Judges[0].SelectedVersion == "" || out.Judges[0].Gain.ScottPi == nil {
 		t.Fatalf("after %d rounds: %+v", rounds, out)
