@@ -210,3 +210,14 @@ func TestRepairPromptGolden(t *testing.T) {
 	}
 	golden.Check(t, "repair_prompt.golden", got+"\n")
 }
+
+func TestRunStatsAdd(t *testing.T) {
+	a := llm.RunStats{Requests: 3, CacheHits: 1, Sent: 2, Attempts: 4, Retries: 2, Repairs: 1, Invalid: 1, Pending: 5, Failed: 1,
+		Usage: llm.Usage{InputTokens: 10, OutputTokens: 5, CachedTokens: 2}, Cost: 0.25, Unpriced: 1}
+	b := llm.RunStats{Requests: 1, CacheHits: 1, Pending: 1, Usage: llm.Usage{InputTokens: 1, OutputTokens: 1}, Cost: 0.5, Unpriced: 2}
+	want := llm.RunStats{Requests: 4, CacheHits: 2, Sent: 2, Attempts: 4, Retries: 2, Repairs: 1, Invalid: 1, Pending: 6, Failed: 1,
+		Usage: llm.Usage{InputTokens: 11, OutputTokens: 6, CachedTokens: 2}, Cost: 0.75, Unpriced: 3}
+	if got := a.Add(b); got != want {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+}

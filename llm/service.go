@@ -93,6 +93,14 @@ type RunStats struct {
 	Unpriced  int     `json:"unpriced"` // answers from models without a price
 }
 
+// Add returns the sum of two counts (e.g. of services for different roles).
+func (s RunStats) Add(o RunStats) RunStats {
+	return RunStats{Requests: s.Requests + o.Requests, CacheHits: s.CacheHits + o.CacheHits, Sent: s.Sent + o.Sent,
+		Attempts: s.Attempts + o.Attempts, Retries: s.Retries + o.Retries, Repairs: s.Repairs + o.Repairs,
+		Invalid: s.Invalid + o.Invalid, Pending: s.Pending + o.Pending, Failed: s.Failed + o.Failed,
+		Usage: s.Usage.Add(o.Usage), Cost: s.Cost + o.Cost, Unpriced: s.Unpriced + o.Unpriced}
+}
+
 type providerState struct {
 	info     ProviderInfo
 	provider Provider

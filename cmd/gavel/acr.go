@@ -15,8 +15,6 @@ import (
 	bexec "github.com/gavelhq/gavel/bench/exec"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
-	"github.com/gavelhq/gavel/llm/anthropic"
-	"github.com/gavelhq/gavel/llm/openai"
 	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/report"
@@ -144,19 +142,7 @@ func (rc roleClient) Complete(ctx context.Context, req *llm.Request) (*llm.Respo
 func (rc roleClient) Stats() llm.RunStats {
 	var t llm.RunStats
 	for _, svc := range rc {
-		s := svc.Stats()
-		t.Requests += s.Requests
-		t.CacheHits += s.CacheHits
-		t.Sent += s.Sent
-		t.Attempts += s.Attempts
-		t.Retries += s.Retries
-		t.Repairs += s.Repairs
-		t.Invalid += s.Invalid
-		t.Pending += s.Pending
-		t.Failed += s.Failed
-		t.Usage = t.Usage.Add(s.Usage)
-		t.Cost += s.Cost
-		t.Unpriced += s.Unpriced
+		t = t.Add(svc.Stats())
 	}
 	return t
 }
@@ -172,6 +158,9 @@ func (s *acrSetup) close() {
 
 func (a *app) acrSetup(ctx context.Context, f *acrFlags, prog *stageProgress) (*acrSetup, error) {
 	f.models()
+	if f.n < 1 || f.jobs < 1 || f.round < 1 {
+		return nil, usagef("--n, --jobs and --round must be at least 1")
+	}
 	ins, err := loadInstructions(f.instructions, f.format, f.limit)
 	if err != nil {
 		return nil, err
@@ -216,16 +205,13 @@ func (a *app) acrSetup(ctx context.Context, f *acrFlags, prog *stageProgress) (*
 	for _, in := range ins {
 		know.Learn(in.Instruction, in.Language, acr.ExtractCode(in.Reference, in.Language))
 	}
-	reg := llm.NewRegistry()
-	reg.Register(openai.Info)
-	reg.Register(anthropic.Info)
-	reg.Register(sim.InfoWith(know))
+	reg := registryWith(know)
 	db, err := a.openStore(ctx)
 	if err != nil {
 		return nil, err
 	}
 	lim := bexec.Limits{Wall: f.programTimeout}
-	s := &acrSetup{db: db, ins: ins, sys: system, box: &acr.Sandbox{Limits: lim}}
+	s := &acrSetup{db: db, box: &acr.Sandbox{Limits: lim}}
 	// One service per role's model, each with its server's base URL: the
 	// generator is often a local server (the model in training), the judge
 	// and the critic hosted models of the same provider kind.
@@ -255,10 +241,6 @@ func (a *app) acrSetup(ctx context.Context, f *acrFlags, prog *stageProgress) (*
 	cfg := acr.Config{Round: f.round, Generator: f.generator, JudgeModel: f.judgeModel, CriticModel: f.criticModel, System: system,
 		N: f.n, Temperature: f.temperature, MaxTokens: f.maxTokens, Pointwise: pw, Pairwise: pp, Weights: weights,
 		ExecWeight: f.execWeight, Ties: ties, Concurrency: f.mf.concurrency, Executions: f.jobs, Progress: prog.update}
-	if f.n < 1 || f.jobs < 1 || f.round < 1 {
-		s.close()
-		return nil, usagef("--n, --jobs and --round must be at least 1")
-	}
 	var ex acr.Executor = s.box
 	if !f.noExecCache {
 		ex = &acr.Cached{Exec: s.box, Cache: db.Executions(), Limits: lim}

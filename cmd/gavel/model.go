@@ -16,11 +16,14 @@ import (
 )
 
 // registry lists the model providers gavel knows.
-func registry() *llm.Registry {
+func registry() *llm.Registry { return registryWith(nil) }
+
+// registryWith is registry with a simulated generator that knows k.
+func registryWith(k *sim.Knowledge) *llm.Registry {
 	r := llm.NewRegistry()
 	r.Register(openai.Info)
 	r.Register(anthropic.Info)
-	r.Register(sim.Info)
+	r.Register(sim.InfoWith(k))
 	return r
 }
 
