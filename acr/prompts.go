@@ -46,9 +46,10 @@ func GeneratorRequest(model, system, instruction string, temperature float64, ma
 		MaxTokens: maxTokens, Sample: sample}
 }
 
-// criticSchema is the critic's answer: one text.
+// criticSchema is the critic's answer: one text. The schema is kept to the
+// plainest keywords; ParseCritique refuses an empty critique.
 var criticSchema = &llm.Schema{Name: "critique", Description: "A critique of the programmer's answer.",
-	JSON: json.RawMessage(`{"type":"object","properties":{"critique":{"type":"string","minLength":1}},"required":["critique"],"additionalProperties":false}`)}
+	JSON: json.RawMessage(`{"type":"object","properties":{"critique":{"type":"string"}},"required":["critique"],"additionalProperties":false}`)}
 
 // CriticInput is what the critic sees.
 type CriticInput struct {
