@@ -169,48 +169,10 @@ func stageErr(stage string, pending int, failed []error) error {
 	return nil
 }
 
-// each calls fn for 0..n-1 on workers goroutines. A pending request or a
-// failed one does not stop the others; the budget running out or ctx
-// ending does.
+// each runs a stage's items through llm.ForEach.
 func each(ctx context.Context, n, workers int, progress func(done int), fn func(ctx context.Context, i int) error) (pending int, failed []error, err error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var mu sync.Mutex
-	done := 0
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range min(workers, max(n, 1)) {
-		wg.Go(func() {
-			for i := range jobs {
-				err := fn(ctx, i)
-				mu.Lock()
-				switch {
-				case err == nil:
-				case errors.Is(err, llm.ErrPending):
-					pending++
-				case errors.Is(err, llm.ErrBudget):
-					cancel(err)
-				case ctx.Err() != nil:
-				default:
-					failed = append(failed, err)
-				}
-				done++
-				progress(done)
-				mu.Unlock()
-			}
-		})
-	}
-feed:
-	for i := range n {
-		select {
-		case jobs <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	return pending, failed, context.Cause(ctx)
+	res, err := llm.ForEach(ctx, n, workers, progress, fn)
+	return res.Pending, res.Failed, err
 }
 
 type slot struct {

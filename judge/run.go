@@ -2,9 +2,7 @@ package judge
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
@@ -71,61 +69,27 @@ func Run(ctx context.Context, client llm.Client, s *Spec, model string, records 
 	if s.Kind != Binary && s.Kind != Rubric {
 		return nil, fmt.Errorf("judge %s is a %s judge: records are judged by binary and rubric judges", s.Name, s.Kind)
 	}
-	if opt.Concurrency <= 0 {
-		opt.Concurrency = 8
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	version := s.Version()
 	verdicts := make([]*Verdict, len(records))
-	res := &RunResult{}
-	var mu sync.Mutex
-	done := 0
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range min(opt.Concurrency, max(len(records), 1)) {
-		wg.Go(func() {
-			for i := range jobs {
-				v, err := judgeOne(ctx, client, s, version, model, records[i])
-				mu.Lock()
-				switch {
-				case err == nil:
-					verdicts[i] = v
-				case errors.Is(err, llm.ErrPending):
-					res.Pending++
-				case errors.Is(err, llm.ErrBudget):
-					cancel(err)
-				case ctx.Err() != nil:
-				default:
-					res.Failed = append(res.Failed, fmt.Errorf("record %s: %w", records[i].ID, err))
-				}
-				done++
-				if opt.Progress != nil {
-					opt.Progress(done, len(records))
-				}
-				mu.Unlock()
-			}
-		})
+	var progress func(int)
+	if opt.Progress != nil {
+		progress = func(done int) { opt.Progress(done, len(records)) }
 	}
-feed:
-	for i := range records {
-		select {
-		case jobs <- i:
-		case <-ctx.Done():
-			break feed
+	each, err := llm.ForEach(ctx, len(records), opt.Concurrency, progress, func(ctx context.Context, i int) error {
+		v, err := judgeOne(ctx, client, s, version, model, records[i])
+		if err != nil {
+			return fmt.Errorf("record %s: %w", records[i].ID, err)
 		}
-	}
-	close(jobs)
-	wg.Wait()
+		verdicts[i] = v
+		return nil
+	})
+	res := &RunResult{Pending: each.Pending, Failed: each.Failed}
 	for _, v := range verdicts {
 		if v != nil {
 			res.Verdicts = append(res.Verdicts, *v)
 		}
 	}
-	if cause := context.Cause(ctx); cause != nil {
-		return res, cause
-	}
-	return res, nil
+	return res, err
 }
 
 func judgeOne(ctx context.Context, client llm.Client, s *Spec, version, model string, r *record.Record) (*Verdict, error) {

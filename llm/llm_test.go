@@ -1,15 +1,18 @@
 package llm_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -219,5 +222,40 @@ func TestRunStatsAdd(t *testing.T) {
 		Usage: llm.Usage{InputTokens: 11, OutputTokens: 6, CachedTokens: 2}, Cost: 0.75, Unpriced: 3}
 	if got := a.Add(b); got != want {
 		t.Fatalf("got %+v, want %+v", got, want)
+	}
+}
+
+func TestForEach(t *testing.T) {
+	// Items 0..19: multiples of 5 pending, 7 and 14 failing; all others done.
+	var mu sync.Mutex
+	seen := map[int]bool{}
+	last := 0
+	res, err := llm.ForEach(context.Background(), 20, 4, func(done int) { last = done }, func(_ context.Context, i int) error {
+		mu.Lock()
+		seen[i] = true
+		mu.Unlock()
+		switch {
+		case i%5 == 0:
+			return fmt.Errorf("item %d: %w", i, llm.ErrPending)
+		case i == 7 || i == 14:
+			return fmt.Errorf("item %d failed", i)
+		}
+		return nil
+	})
+	if err != nil || res.Pending != 4 || len(res.Failed) != 2 || len(seen) != 20 || last != 20 {
+		t.Fatalf("got %+v, %v; %d items seen, progress %d", res, err, len(seen), last)
+	}
+	// The budget running out stops the feeding: with one worker, item 3
+	// is the last one called, or item 4 when it was already offered.
+	calls := 0
+	_, err = llm.ForEach(context.Background(), 100, 1, nil, func(_ context.Context, i int) error {
+		calls++
+		if i == 3 {
+			return fmt.Errorf("over: %w", llm.ErrBudget)
+		}
+		return nil
+	})
+	if !errors.Is(err, llm.ErrBudget) || calls > 5 {
+		t.Fatalf("budget: %v after %d calls", err, calls)
 	}
 }

@@ -16,8 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"sync"
 
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
@@ -423,52 +421,34 @@ func disagreements(s *judge.Spec, rs []*record.Record, vs map[string]judge.Verdi
 // propose makes one proposer call per disagreement and returns all
 // proposals in record order.
 func (c *calibration) propose(sg *stage, s *judge.Spec, dis []*record.Record, vs map[string]judge.Verdict, justification map[string]string, threshold int) ([]Proposal, error) {
-	type result struct {
-		i     int
-		props []Proposal
+	props := make([][]Proposal, len(dis))
+	var progress func(int)
+	if c.cfg.Progress != nil {
+		progress = func(done int) { c.cfg.Progress("edit proposals", done, len(dis)) }
 	}
-	var mu sync.Mutex
-	var results []result
-	var firstErr error
-	sem := make(chan struct{}, max(c.cfg.Concurrency, 1))
-	var wg sync.WaitGroup
-	done := 0
-	for i, r := range dis {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			v := vs[r.ID]
-			req, err := ProposerRequest(s, c.cfg.EditorModel, r, &v, threshold, justification[r.ID])
+	res, err := llm.ForEach(c.ctx, len(dis), max(c.cfg.Concurrency, 1), progress, func(ctx context.Context, i int) error {
+		r := dis[i]
+		v := vs[r.ID]
+		req, err := ProposerRequest(s, c.cfg.EditorModel, r, &v, threshold, justification[r.ID])
+		if err == nil {
 			var resp *llm.Response
-			if err == nil {
-				resp, err = c.client.Complete(c.ctx, req)
+			if resp, err = c.client.Complete(ctx, req); err == nil {
+				props[i] = ParseProposals(resp)
+				return nil
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			done++
-			if c.cfg.Progress != nil {
-				c.cfg.Progress("edit proposals", done, len(dis))
-			}
-			switch {
-			case errors.Is(err, llm.ErrPending):
-				sg.pending++
-			case err != nil:
-				if firstErr == nil {
-					firstErr = fmt.Errorf("proposer on record %s: %w", r.ID, err)
-				}
-			default:
-				results = append(results, result{i, ParseProposals(resp)})
-			}
-		})
+		}
+		return fmt.Errorf("proposer on record %s: %w", r.ID, err)
+	})
+	sg.pending += res.Pending
+	if err == nil && len(res.Failed) > 0 {
+		err = res.Failed[0]
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+	if err != nil {
+		return nil, err
 	}
-	sort.Slice(results, func(a, b int) bool { return results[a].i < results[b].i })
 	var out []Proposal
-	for _, r := range results {
-		out = append(out, r.props...)
+	for _, p := range props {
+		out = append(out, p...)
 	}
 	return out, nil
 }

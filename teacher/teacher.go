@@ -14,10 +14,8 @@ import (
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"text/template"
 
 	"github.com/gavelhq/gavel/judge"
@@ -162,55 +160,34 @@ func Parse(r *record.Record, resp *llm.Response) Decision {
 // Run asks the teacher about every record. Pending requests (offline) are
 // counted and the others go on; the budget running out stops the run.
 func Run(ctx context.Context, client llm.Client, j *judge.Spec, model string, rs []*record.Record, concurrency int, progress func(done int)) ([]Decision, int, error) {
-	if concurrency <= 0 {
-		concurrency = 8
-	}
 	version := Version(j)
 	out := make([]*Decision, len(rs))
-	var mu sync.Mutex
-	pending, done := 0, 0
-	var firstErr error
-	sem := make(chan struct{}, concurrency)
-	var wg sync.WaitGroup
-	for i, r := range rs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			req, err := Request(j, model, r)
-			var resp *llm.Response
-			var key string
-			if err == nil {
-				key, _ = llm.Key(req)
-				resp, err = client.Complete(ctx, req)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			done++
-			if progress != nil {
-				progress(done)
-			}
-			switch {
-			case errors.Is(err, llm.ErrPending):
-				pending++
-			case err != nil:
-				if firstErr == nil {
-					firstErr = fmt.Errorf("teacher on record %s: %w", r.ID, err)
-				}
-			default:
-				d := Parse(r, resp)
-				d.Prompt, d.Model, d.Key = version, model, key
-				out[i] = &d
-			}
-		})
+	res, err := llm.ForEach(ctx, len(rs), concurrency, progress, func(ctx context.Context, i int) error {
+		r := rs[i]
+		req, err := Request(j, model, r)
+		if err != nil {
+			return fmt.Errorf("teacher on record %s: %w", r.ID, err)
+		}
+		key, _ := llm.Key(req)
+		resp, err := client.Complete(ctx, req)
+		if err != nil {
+			return fmt.Errorf("teacher on record %s: %w", r.ID, err)
+		}
+		d := Parse(r, resp)
+		d.Prompt, d.Model, d.Key = version, model, key
+		out[i] = &d
+		return nil
+	})
+	if err == nil && len(res.Failed) > 0 {
+		err = res.Failed[0]
 	}
-	wg.Wait()
 	var ds []Decision
 	for _, d := range out {
 		if d != nil {
 			ds = append(ds, *d)
 		}
 	}
-	return ds, pending, firstErr
+	return ds, res.Pending, err
 }
 
 // Stats summarises decisions.
