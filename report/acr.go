@@ -39,16 +39,7 @@ var acrTmpl = template.Must(template.New("acr").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%.3f", v.V)
 	},
-	"est": func(e metrics.Estimate) string {
-		if !e.Value.Defined() {
-			return "undefined (" + e.Value.Undefined + ")"
-		}
-		s := fmt.Sprintf("%.1f%%", 100*e.Value.V)
-		if e.CI != nil && e.CI.Defined() {
-			s += fmt.Sprintf(" [%.1f%%, %.1f%%]", 100*e.CI.Lo, 100*e.CI.Hi)
-		}
-		return s
-	},
+	"est":    PercentEstimate,
 	"mul100": func(x float64) float64 { return 100 * x },
 	"counts": func(m map[string]int) string {
 		keys := make([]string, 0, len(m))
@@ -66,6 +57,19 @@ var acrTmpl = template.Must(template.New("acr").Funcs(template.FuncMap{
 		return s
 	},
 }).Parse(acrHTML))
+
+// PercentEstimate writes a share with its interval in percent, e.g.
+// "86.8% [75.6%, 97.4%]", or "undefined (reason)".
+func PercentEstimate(e metrics.Estimate) string {
+	if !e.Value.Defined() {
+		return "undefined (" + e.Value.Undefined + ")"
+	}
+	s := fmt.Sprintf("%.1f%%", 100*e.Value.V)
+	if e.CI != nil && e.CI.Defined() {
+		s += fmt.Sprintf(" [%.1f%%, %.1f%%]", 100*e.CI.Lo, 100*e.CI.Hi)
+	}
+	return s
+}
 
 func valueOr(v metrics.Value) float64 {
 	if !v.Defined() {

@@ -15,7 +15,6 @@ import (
 	bexec "github.com/gavelhq/gavel/bench/exec"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
-	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/report"
 	"github.com/gavelhq/gavel/sim"
@@ -358,14 +357,9 @@ its own service (--generator-base-url etc.); --max-cost applies to each.`,
 				}
 			}
 			stats := acr.Stats(lines)[0]
-			if reportFile != "" {
-				rep := &report.ACRReport{Title: "ACR round " + fmt.Sprint(f.round), Simulated: simulated, Sources: []string{f.instructions}, Rounds: []*acr.RoundStats{stats}}
-				if simulated {
-					rep.Title = "[simulated] " + rep.Title
-				}
-				if err := writeAtomic(reportFile, a.stdout, func(w io.Writer) error { return report.WriteACR(w, rep) }); err != nil {
-					return err
-				}
+			if err := a.writeACRReport(reportFile, &report.ACRReport{Title: "ACR round " + fmt.Sprint(f.round), Simulated: simulated,
+				Sources: []string{f.instructions}, Rounds: []*acr.RoundStats{stats}}); err != nil {
+				return err
 			}
 			calls := s.client.Stats()
 			a.printCalls(calls)
@@ -478,14 +472,9 @@ Exit code 0 whether or not the judge is flagged; read "flags" in --json.`,
 				return stopped(err, s.client.Stats().Pending)
 			}
 			simulated := f.simulated()
-			if reportFile != "" {
-				rep := &report.ACRReport{Title: "ACR judge check: " + f.judgeModel, Simulated: simulated, Sources: []string{f.instructions}, Check: res}
-				if simulated {
-					rep.Title = "[simulated] " + rep.Title
-				}
-				if err := writeAtomic(reportFile, a.stdout, func(w io.Writer) error { return report.WriteACR(w, rep) }); err != nil {
-					return err
-				}
+			if err := a.writeACRReport(reportFile, &report.ACRReport{Title: "ACR judge check: " + f.judgeModel, Simulated: simulated,
+				Sources: []string{f.instructions}, Check: res}); err != nil {
+				return err
 			}
 			calls := s.client.Stats()
 			a.printCalls(calls)
@@ -498,8 +487,8 @@ Exit code 0 whether or not the judge is flagged; read "flags" in --json.`,
 				tag = "[simulated] "
 			}
 			fmt.Fprintf(a.stdout, "%sjudge check of %s (%s): %d pairs the tests separate, over %d instructions\n", tag, f.pairwise, f.judgeModel, res.Pairs, res.Instructions)
-			fmt.Fprintf(a.stdout, "  agreement with the tests: %s\n", estimateText(res.Agreement))
-			fmt.Fprintf(a.stdout, "  self-preference: %s (%d of %d disagreements; %d judge ties)\n", estimateText(res.SelfPreference), res.SelfPreferred, res.Disagree, res.JudgeTies)
+			fmt.Fprintf(a.stdout, "  agreement with the tests: %s\n", report.PercentEstimate(res.Agreement))
+			fmt.Fprintf(a.stdout, "  self-preference: %s (%d of %d disagreements; %d judge ties)\n", report.PercentEstimate(res.SelfPreference), res.SelfPreferred, res.Disagree, res.JudgeTies)
 			if len(res.Flags) == 0 {
 				fmt.Fprintf(a.stdout, "  ok: agreement >= %.0f%%, self-preference <= %.0f%%\n", 100*res.MinAgreement, 100*res.MaxSelfPreference)
 			}
@@ -520,15 +509,16 @@ Exit code 0 whether or not the judge is flagged; read "flags" in --json.`,
 	return cmd
 }
 
-func estimateText(e metrics.Estimate) string {
-	if !e.Value.Defined() {
-		return "undefined (" + e.Value.Undefined + ")"
+// writeACRReport writes an ACR page to file (nothing when file is ""),
+// its title marked when the models were simulated.
+func (a *app) writeACRReport(file string, rep *report.ACRReport) error {
+	if file == "" {
+		return nil
 	}
-	s := fmt.Sprintf("%.1f%%", 100*e.Value.V)
-	if e.CI != nil && e.CI.Defined() {
-		s += fmt.Sprintf(" [%.1f%%, %.1f%%]", 100*e.CI.Lo, 100*e.CI.Hi)
+	if rep.Simulated {
+		rep.Title = "[simulated] " + rep.Title
 	}
-	return s
+	return writeAtomic(file, a.stdout, func(w io.Writer) error { return report.WriteACR(w, rep) })
 }
 
 func (a *app) acrReportCmd() *cobra.Command {
@@ -560,11 +550,7 @@ func (a *app) acrReportCmd() *cobra.Command {
 			for _, st := range stats {
 				simulated = simulated || st.Simulated
 			}
-			rep := &report.ACRReport{Title: "ACR rounds", Simulated: simulated, Sources: lineages, Rounds: stats}
-			if simulated {
-				rep.Title = "[simulated] " + rep.Title
-			}
-			if err := writeAtomic(out, a.stdout, func(w io.Writer) error { return report.WriteACR(w, rep) }); err != nil {
+			if err := a.writeACRReport(out, &report.ACRReport{Title: "ACR rounds", Simulated: simulated, Sources: lineages, Rounds: stats}); err != nil {
 				return err
 			}
 			if a.json {

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -250,6 +251,29 @@ func TestACRRoundOnHumanEval(t *testing.T) {
 	}
 }
 
+// knownInstructions writes the first n HumanEval problems as instructions
+// with `gavel acr instructions`, reads them back, and returns the file and
+// what a simulated generator knows of them (their references).
+func knownInstructions(t *testing.T, db, dir string, n int) (string, *sim.Knowledge) {
+	t.Helper()
+	ins := filepath.Join(dir, "instructions.jsonl")
+	mustGavel(t, db, "acr", "instructions", "--from", humanEvalFile, "--format", "humaneval", "--limit", fmt.Sprint(n), "-o", ins)
+	fh, err := os.Open(ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := acr.ReadInstructions(fh, ins)
+	fh.Close()
+	if err != nil || len(list) != n || list[0].Tests == "" || list[0].Language != "python" {
+		t.Fatalf("instructions: %v %+v", err, list)
+	}
+	know := sim.NewKnowledge()
+	for _, in := range list {
+		know.Learn(in.Instruction, in.Language, acr.ExtractCode(in.Reference, in.Language))
+	}
+	return ins, know
+}
+
 // TestACROfflineThroughBatchFiles runs a round offline with an OpenAI
 // model: each run stops at a stage boundary (exit 3), the pending requests
 // go out as a batch file answered by the simulated world behind a fake
@@ -257,21 +281,7 @@ func TestACRRoundOnHumanEval(t *testing.T) {
 func TestACROfflineThroughBatchFiles(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "gavel.db")
-	ins := filepath.Join(dir, "instructions.jsonl")
-	mustGavel(t, db, "acr", "instructions", "--from", humanEvalFile, "--format", "humaneval", "--limit", "4", "-o", ins)
-	fh, err := os.Open(ins)
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := acr.ReadInstructions(fh, ins)
-	fh.Close()
-	if err != nil || len(list) != 4 || list[0].Tests == "" || list[0].Language != "python" {
-		t.Fatalf("instructions: %v %+v", err, list)
-	}
-	know := sim.NewKnowledge()
-	for _, in := range list {
-		know.Learn(in.Instruction, in.Language, acr.ExtractCode(in.Reference, in.Language))
-	}
+	ins, know := knownInstructions(t, db, dir, 4)
 	answer := simAnswerWith(t, sim.Model{Knows: know})
 	out := filepath.Join(dir, "round.jsonl")
 	args := []string{"acr", "--instructions", ins, "--model", "openai:gen", "--n", "3", "--offline", "-o", out, "--json"}
@@ -309,18 +319,7 @@ func TestACROfflineThroughBatchFiles(t *testing.T) {
 func TestACRRolesOnTheirOwnServers(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "gavel.db")
-	ins := filepath.Join(dir, "instructions.jsonl")
-	mustGavel(t, db, "acr", "instructions", "--from", humanEvalFile, "--limit", "4", "-o", ins)
-	fh, _ := os.Open(ins)
-	list, err := acr.ReadInstructions(fh, ins)
-	fh.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	know := sim.NewKnowledge()
-	for _, in := range list {
-		know.Learn(in.Instruction, in.Language, acr.ExtractCode(in.Reference, in.Language))
-	}
+	ins, know := knownInstructions(t, db, dir, 4)
 	gen, judges, critic := llmtest.NewOpenAI(), llmtest.NewOpenAI(), llmtest.NewAnthropic()
 	defer gen.Close()
 	defer judges.Close()
@@ -391,18 +390,7 @@ func TestACRRolesOnTheirOwnServers(t *testing.T) {
 // sent again and that the dataset is the one an uninterrupted round writes.
 func TestACRResumesAfterAKill(t *testing.T) {
 	dir := t.TempDir()
-	ins := filepath.Join(dir, "instructions.jsonl")
-	mustGavel(t, filepath.Join(dir, "x.db"), "acr", "instructions", "--from", humanEvalFile, "--limit", "3", "-o", ins)
-	fh, _ := os.Open(ins)
-	list, err := acr.ReadInstructions(fh, ins)
-	fh.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	know := sim.NewKnowledge()
-	for _, in := range list {
-		know.Learn(in.Instruction, in.Language, acr.ExtractCode(in.Reference, in.Language))
-	}
+	ins, know := knownInstructions(t, filepath.Join(dir, "x.db"), dir, 3)
 	srv := llmtest.NewOpenAI()
 	defer srv.Close()
 	srv.Answer = simAnswerWith(t, sim.Model{Knows: know})
