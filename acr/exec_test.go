@@ -10,6 +10,9 @@ import (
 	"github.com/gavelhq/gavel/acr"
 	bexec "github.com/gavelhq/gavel/bench/exec"
 	"github.com/gavelhq/gavel/bench/problems"
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/sim"
 )
 
 func TestMain(m *testing.M) {
@@ -116,6 +119,67 @@ func TestOutputPathsAreStable(t *testing.T) {
 	} {
 		if got := acr.StablePaths(in); got != want {
 			t.Errorf("%q: got %q, want %q", in, got, want)
+		}
+	}
+}
+
+// simClient is the simulated model as an llm.Client, without a cache.
+type simClient struct{ m sim.Model }
+
+func (c simClient) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	return c.m.Complete(ctx, "", req)
+}
+
+// A round on the hand-written example: Python and Go with tests, Python
+// without tests (a load check), and an instruction with no language
+// (nothing runs; the composite is the judged part alone).
+func TestRoundOnTheExample(t *testing.T) {
+	f, err := os.Open("../examples/acr/instructions.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, err := acr.ReadInstructions(f, "instructions.jsonl")
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	know := sim.NewKnowledge()
+	for _, in := range ins {
+		know.Learn(in.Instruction, in.Language, acr.ExtractCode(in.Reference, in.Language))
+	}
+	pw, _ := judge.Load("pointwise5")
+	pp, _ := judge.Load("pairwise")
+	box := &acr.Sandbox{Limits: bexec.Limits{Wall: 20 * time.Second}}
+	defer box.Close()
+	r, err := acr.NewRound(acr.Config{Generator: "sim", JudgeModel: "sim", CriticModel: "sim", N: 2, Temperature: 0.8,
+		Pointwise: pw, Pairwise: pp, ExecWeight: 0.5, Ties: acr.Sample}, simClient{sim.Model{Knows: know}}, box, ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		ran, tested bool
+	}{"py-leap": {true, true}, "go-reverse": {true, true}, "py-slugify": {true, false}, "text-cache-key": {false, false}}
+	for _, it := range r.Items {
+		w := want[it.Instruction.ID]
+		if ran := it.RefExec != nil; ran != w.ran {
+			t.Fatalf("%s: reference run %v, want %v", it.Instruction.ID, ran, w.ran)
+		}
+		if !w.ran {
+			for _, s := range it.Samples {
+				if s.Exec != nil || s.Composite != s.Judged {
+					t.Fatalf("%s: nothing should run and the composite be the judged part: %+v", it.Instruction.ID, s)
+				}
+			}
+			continue
+		}
+		if it.RefExec.Status != "passed" || it.RefExec.Tested != w.tested {
+			t.Fatalf("%s: the reference's run %+v, want passed (tested %v)", it.Instruction.ID, it.RefExec, w.tested)
+		}
+		if it.Branch() == "skipped" || it.Decision.DecidedBy == "" {
+			t.Fatalf("%s: %s, %+v", it.Instruction.ID, it.Branch(), it.Decision)
 		}
 	}
 }
