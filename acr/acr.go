@@ -112,10 +112,15 @@ func WriteInstructions(w io.Writer, ins []*Instruction) error {
 // FromProblems turns HumanEval-style problems (HumanEval Python,
 // HumanEval-X Go) into instructions: the instruction asks for the function
 // the prompt declares, the reference is the canonical solution, complete,
-// in a fenced block, and the tests are the problem's.
-func FromProblems(ps []*problems.Problem) []*Instruction {
-	out := make([]*Instruction, 0, len(ps))
+// in a fenced block, and the tests are the problem's. Problems whose
+// canonical solution is known to be wrong (problems.Errata) are left out
+// and listed in setAside.
+func FromProblems(ps []*problems.Problem) (out []*Instruction, setAside []*problems.Problem) {
 	for _, p := range ps {
+		if p.Erratum != "" {
+			setAside = append(setAside, p)
+			continue
+		}
 		in := &Instruction{ID: p.ID, Language: p.Lang, Reference: Fenced(p.Lang, p.Code())}
 		switch p.Lang {
 		case "python":
@@ -129,7 +134,7 @@ func FromProblems(ps []*problems.Problem) []*Instruction {
 		}
 		out = append(out, in)
 	}
-	return out
+	return out, setAside
 }
 
 // Fenced puts code in a Markdown code block.

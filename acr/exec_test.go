@@ -36,7 +36,8 @@ func load(t *testing.T, file, lang string, n int) []*acr.Instruction {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return acr.FromProblems(ps[:n])
+	ins, _ := acr.FromProblems(ps[:n])
+	return ins
 }
 
 type memCache map[string]*acr.Execution

@@ -73,7 +73,8 @@ type Dropped struct {
 // BuildResult is a built benchmark and its accounts.
 type BuildResult struct {
 	Programs []*Program `json:"-"`
-	// SetAside lists problems whose canonical solution fails.
+	// SetAside lists problems whose canonical solution fails, or is known
+	// to be wrong (problems.Errata).
 	SetAside []string       `json:"set_aside"`
 	PerScore map[int]int    `json:"per_score"`
 	PerRule  map[string]int `json:"per_rule"`
@@ -162,7 +163,7 @@ func Build(ctx context.Context, ps []*problems.Problem, mod *bexec.GoModule, opt
 	// tests and 0..2 must fail them.
 	setAside := map[string]bool{}
 	for _, c := range cands {
-		if c.score == 5 && c.res.Status != bexec.Passed {
+		if c.score == 5 && (c.res.Status != bexec.Passed || c.p.Erratum != "") {
 			setAside[c.p.ID] = true
 			res.SetAside = append(res.SetAside, c.p.ID)
 		}

@@ -25,7 +25,8 @@ func humanEval(t *testing.T, n int) []*acr.Instruction {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return acr.FromProblems(ps[:n])
+	ins, _ := acr.FromProblems(ps[:n])
+	return ins
 }
 
 var reMark = regexp.MustCompile(`# \[simulated\] generator sample: quality ([0-5])`)

@@ -74,8 +74,14 @@ func TestCanonicalGoSolutionsPass(t *testing.T) {
 	}
 	defer mod.Close()
 	res := runAll(t, ps, mod)
-	passed := 0
+	passed, errata := 0, 0
 	for _, p := range ps {
+		if p.Erratum != "" {
+			// Known to be wrong (flaky): its result says nothing.
+			errata++
+			t.Logf("%s set aside: %s", p.ID, p.Erratum)
+			continue
+		}
 		r := res[p.ID]
 		if r != nil && r.Status == bexec.Passed {
 			passed++
@@ -90,7 +96,7 @@ func TestCanonicalGoSolutionsPass(t *testing.T) {
 			}())
 		}
 	}
-	t.Logf("%d of %d canonical Go solutions pass", passed, len(ps))
+	t.Logf("%d of %d canonical Go solutions pass (%d set aside as errata)", passed, len(ps)-errata, errata)
 }
 
 func TestCanonicalPythonSolutionsPass(t *testing.T) {
@@ -115,5 +121,26 @@ func TestLoadErrorsNameTheLine(t *testing.T) {
 	_, err := problems.LoadHumanEvalXGo(in, "go.jsonl")
 	if err == nil || !strings.Contains(err.Error(), "go.jsonl:2:") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// Every erratum names a problem of the bundled data, which loads with the
+// reason set.
+func TestErrataNameLoadedProblems(t *testing.T) {
+	found := map[string]bool{}
+	for _, lang := range []string{"go", "python"} {
+		for _, p := range load(t, lang) {
+			if p.Erratum != "" {
+				if p.Erratum != problems.Errata[p.ID] {
+					t.Fatalf("%s: erratum %q", p.ID, p.Erratum)
+				}
+				found[p.ID] = true
+			}
+		}
+	}
+	for id := range problems.Errata {
+		if !found[id] {
+			t.Errorf("erratum %s names no loaded problem", id)
+		}
 	}
 }

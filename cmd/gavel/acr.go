@@ -13,6 +13,7 @@ import (
 
 	"github.com/gavelhq/gavel/acr"
 	bexec "github.com/gavelhq/gavel/bench/exec"
+	"github.com/gavelhq/gavel/bench/problems"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
@@ -83,8 +84,9 @@ func (f *acrFlags) simulated() bool {
 	return isSim(f.generator) || isSim(f.judgeModel) || isSim(f.criticModel)
 }
 
-// loadInstructions reads instructions in one of the formats.
-func loadInstructions(file, format string, limit int) ([]*acr.Instruction, error) {
+// loadInstructions reads instructions in one of the formats; problems set
+// aside as errata are named on stderr.
+func (a *app) loadInstructions(file, format string, limit int) ([]*acr.Instruction, error) {
 	if file == "" {
 		return nil, usagef("--instructions FILE is needed")
 	}
@@ -105,7 +107,11 @@ func loadInstructions(file, format string, limit int) ([]*acr.Instruction, error
 		if err != nil {
 			return nil, err
 		}
-		ins = acr.FromProblems(ps)
+		var aside []*problems.Problem
+		ins, aside = acr.FromProblems(ps)
+		for _, p := range aside {
+			fmt.Fprintf(a.stderr, "%s set aside: %s\n", p.ID, p.Erratum)
+		}
 	default:
 		return nil, usagef("--format: want native, humaneval or humaneval-x-go, not %q", format)
 	}
@@ -160,7 +166,7 @@ func (a *app) acrSetup(ctx context.Context, f *acrFlags, prog *stageProgress) (*
 	if f.n < 1 || f.jobs < 1 || f.round < 1 {
 		return nil, usagef("--n, --jobs and --round must be at least 1")
 	}
-	ins, err := loadInstructions(f.instructions, f.format, f.limit)
+	ins, err := a.loadInstructions(f.instructions, f.format, f.limit)
 	if err != nil {
 		return nil, err
 	}
@@ -415,7 +421,7 @@ problem's (Python: the check script; Go: the testify test file).`,
 			if out == "" || format == "native" {
 				return usagef("acr instructions needs --from FILE, --format humaneval|humaneval-x-go and -o FILE")
 			}
-			ins, err := loadInstructions(file, format, limit)
+			ins, err := a.loadInstructions(file, format, limit)
 			if err != nil {
 				return err
 			}
