@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gavelhq/gavel/acr"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/store/sqlite"
 
@@ -312,5 +313,28 @@ func TestSplits(t *testing.T) {
 	}
 	if _, err := db.Split(ctx, "bad"); !errors.Is(err, record.ErrNotFound) {
 		t.Fatalf("half-saved split: %v", err)
+	}
+}
+
+func TestExecutionCache(t *testing.T) {
+	ctx := context.Background()
+	c := MustOpenDB(t).Executions()
+	if e, err := c.GetExecution(ctx, "k1"); e != nil || err != nil {
+		t.Fatalf("miss: %+v %v", e, err)
+	}
+	want := &acr.Execution{Status: "failed", Reason: "a test failed", Tested: true, Output: "AssertionError"}
+	if err := c.PutExecution(ctx, "k1", want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.GetExecution(ctx, "k1")
+	if err != nil || *got != *want {
+		t.Fatalf("got %+v %v, want %+v", got, err, want)
+	}
+	// A second result for the key replaces the first.
+	if err := c.PutExecution(ctx, "k1", &acr.Execution{Status: "passed", Tested: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.GetExecution(ctx, "k1"); got.Status != "passed" || got.Output != "" {
+		t.Fatalf("replaced: %+v", got)
 	}
 }
