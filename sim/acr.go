@@ -13,6 +13,7 @@ import (
 
 	"github.com/gavelhq/gavel/bench/perturb"
 	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/sim/roles"
 )
 
 // This file holds the simulated model's roles for building training data
@@ -90,7 +91,7 @@ var reQuality = regexp.MustCompile(`\[simulated\] generator sample: quality ([0-
 
 // generate answers a generator request for a known instruction.
 func generate(req *llm.Request, k *Knowledge) (string, bool) {
-	instruction := lastUser(req)
+	instruction := roles.LastUser(req)
 	ref, ok := k.lookup(instruction)
 	if !ok {
 		return "", false
@@ -178,7 +179,7 @@ func perceive(g *gen, q int) int {
 // programAnswer answers the program roles: pointwise and pairwise judges
 // of generated programs (a request with a generator comment in its data)
 // and the critic.
-func programAnswer(g *gen, model string, req *llm.Request) (string, bool) {
+func programAnswer(g *gen, cfg roles.Config, req *llm.Request) (string, bool) {
 	if req.Schema == nil {
 		return "", false
 	}
@@ -186,7 +187,7 @@ func programAnswer(g *gen, model string, req *llm.Request) (string, bool) {
 	var out any
 	switch req.Schema.Name {
 	case "scores":
-		q, generated, _ := quality(p.data["candidate"])
+		q, generated, _ := quality(p.Data["candidate"])
 		if !generated {
 			return "", false
 		}
@@ -202,8 +203,8 @@ func programAnswer(g *gen, model string, req *llm.Request) (string, bool) {
 		}
 		out = map[string]any{"reasoning": fmt.Sprintf("%s The answer looks like quality %d of 5.", Label, seen), "scores": scores}
 	case "preference":
-		qa, genA, _ := quality(p.data["answer_a"])
-		qb, genB, _ := quality(p.data["answer_b"])
+		qa, genA, _ := quality(p.Data["answer_a"])
+		qb, genB, _ := quality(p.Data["answer_b"])
 		if !genA && !genB {
 			return "", false
 		}
@@ -213,7 +214,7 @@ func programAnswer(g *gen, model string, req *llm.Request) (string, bool) {
 		winner := "tie"
 		a, b := perceive(g, qa), perceive(g, qb)
 		switch {
-		case model == "self-preferring" && genA != genB && g.float() < SelfPreference:
+		case cfg.SelfPreferring && genA != genB && g.float() < SelfPreference:
 			winner = map[bool]string{true: "A", false: "B"}[genA]
 		case g.float() < PositionBias:
 			winner = "A"
@@ -224,7 +225,7 @@ func programAnswer(g *gen, model string, req *llm.Request) (string, bool) {
 		}
 		out = map[string]any{"reasoning": fmt.Sprintf("%s A looks like quality %d, B like %d.", Label, a, b), "winner": winner}
 	case "critique":
-		_, _, rules := quality(p.data["answer"])
+		_, _, rules := quality(p.Data["answer"])
 		var why []string
 		for _, name := range rules {
 			for _, r := range perturb.Catalogue() {
@@ -237,8 +238,8 @@ func programAnswer(g *gen, model string, req *llm.Request) (string, bool) {
 		if len(why) > 0 {
 			text = Label + " Your answer has these problems: " + strings.Join(why, "; ") + "."
 		}
-		if tr := strings.TrimSpace(p.data["test_result"]); tr != "" {
-			text += " Running it gave: " + clip(tr, 120) + "."
+		if tr := strings.TrimSpace(p.Data["test_result"]); tr != "" {
+			text += " Running it gave: " + roles.Clip(tr, 120) + "."
 		}
 		out = map[string]any{"critique": text + " Please write a corrected answer."}
 	default:

@@ -7,197 +7,140 @@ import (
 	"strings"
 
 	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/sim/roles"
 )
 
-// The simulated judge's constants: how reliably it follows what its prompt
-// names, how noisy it is, and how often its output is malformed.
+// The simulated judge's constants: how noisy it is and how often its
+// output is malformed. How it reads its prompt is in lexicon.go; how it
+// perceives each signal (Naive, Visible, Check) is in the catalogue.
 const (
-	NamedFollow     = 0.97 // a signal named as a reason to fail fails the patch
 	NoiseFlip       = 0.02 // a verdict flipped at random
 	Malformed       = 0.03 // a first answer that is not JSON
 	MalformedRepair = 0.3  // a repair answer that is still not JSON
-	SpuriousCheck   = 0.2  // a rubric check failed for no good reason when the patch shows a signal the prompt does not name
-	ReferenceBoost  = 0.15 // added to a fatal signal's naive notice rate when the reference is shown
+	SpuriousCheck   = 0.2  // a rubric check failed for no good reason when the patch shows a signal the prompt says nothing about
 )
 
-// dataTags are the fences in which judge prompts carry untrusted data; the
-// simulated judge never reads instructions inside them.
-var dataTags = []string{"task", "candidate", "reference", "instruction", "answer_a", "answer_b"}
+type prompt = roles.Prompt
 
-// prompt is what the simulated judge makes of a request.
-type prompt struct {
-	instructions string            // the prompt with every data fence removed, lower case
-	data         map[string]string // fenced data by tag
-	repair       bool              // a repair request: the previous answer was unusable
+func readPrompt(req *llm.Request) prompt { return roles.Read(req) }
+
+// guidance is what a prompt's rules make of one signal in one candidate.
+type guidance struct {
+	fail, harmless float64 // the strongest rule of each stance that applies
+	check          int     // the check the strongest fail rule sits in, or -1
+	noCredit       bool
 }
 
-func readPrompt(req *llm.Request) prompt {
-	p := prompt{data: map[string]string{}}
-	var b strings.Builder
-	for _, m := range req.Messages {
-		if m.Role == llm.Assistant {
-			p.repair = true
+// guide applies a prompt's rules to a signal whose changed lines (lower
+// case, white space removed) are given.
+func guide(rs []rule, s *Signal, lines string) guidance {
+	gd := guidance{check: -1}
+	x := senseOf(s)
+	for _, r := range rs {
+		v := x.strength(r.text, r.stance)
+		for _, q := range r.quotes {
+			if strings.Contains(lines, q) {
+				v = max(v, QuotedCode)
+			}
+		}
+		if v == 0 {
 			continue
 		}
-		text := m.Content
-		for {
-			tag, start, end, body := nextFence(text)
-			if tag == "" {
-				break
+		switch r.stance {
+		case FailReason:
+			if v > gd.fail {
+				gd.fail, gd.check = v, r.check
 			}
-			p.data[tag] = body
-			text = text[:start] + text[end:]
+		case Harmless:
+			gd.harmless = max(gd.harmless, v)
+		case NoCredit:
+			gd.noCredit = true
 		}
-		b.WriteString(text)
-		b.WriteString("\n")
 	}
-	p.instructions = strings.ToLower(b.String())
-	return p
+	return gd
 }
 
-// nextFence finds the first data fence: <tag>\n...\n</tag>, including
-// context_* fences.
-func nextFence(s string) (tag string, start, end int, body string) {
-	start = -1
-	for i := strings.IndexByte(s, '<'); i >= 0 && i < len(s); {
-		rest := s[i+1:]
-		j := strings.IndexByte(rest, '>')
-		if j > 0 {
-			name := rest[:j]
-			if isDataTag(name) && strings.HasPrefix(rest[j+1:], "\n") {
-				closeTag := "\n</" + name + ">"
-				if k := strings.Index(rest[j+1:], closeTag); k >= 0 {
-					bodyStart := i + 1 + j + 2
-					bodyEnd := i + 1 + j + 1 + k
-					return name, i, bodyEnd + len(closeTag), s[bodyStart:bodyEnd]
-				}
-			}
-		}
-		n := strings.IndexByte(s[i+1:], '<')
-		if n < 0 {
-			break
-		}
-		i += 1 + n
-	}
-	return "", 0, 0, ""
-}
-
-func isDataTag(name string) bool {
-	if strings.HasPrefix(name, "context_") {
-		return true
-	}
-	for _, t := range dataTags {
-		if name == t {
-			return true
-		}
-	}
-	return false
-}
-
-// Stance is how a prompt names a signal.
-type Stance int
-
-// The stances.
-const (
-	Unnamed    Stance = iota
-	FailReason        // the prompt says the signal is a reason to fail
-	PassReason        // the prompt says the signal is harmless
-)
-
-var passCues = []string{"not a reason to", "no reason to fail", "not a problem",
-	"harmless", "benign", "acceptable", "is fine", "are fine", "does not matter", "doesn't matter",
-	"should not fail", "should not be failed", "do not fail", "don't fail", "ignore", "alone is not", "by itself is not",
-	"not on its own", "should pass", "may pass"}
-
-var failCues = []string{"fail", "answer no", "reject", "wrong", "bug", "incorrect", "break", "broken", "must not", "never",
-	"unacceptable", "not acceptable", "dangerous", "unsafe"}
-
-// Stances reads a prompt's instructions for the signals it names and how.
-// A sentence that mentions a signal names it as a reason to pass when it
-// carries a pass cue ("harmless", "not a reason to fail", ...), else as a
-// reason to fail when it carries a fail cue.
-func Stances(instructions string) map[*Signal]Stance {
-	out := map[*Signal]Stance{}
-	for _, sentence := range sentences(strings.ToLower(instructions)) {
-		for _, s := range Signals {
-			if !mentions(sentence, s) {
-				continue
-			}
-			switch {
-			case containsAny(sentence, passCues):
-				out[s] = PassReason
-			case containsAny(sentence, failCues):
-				out[s] = FailReason
-			}
-		}
-	}
-	return out
-}
-
-func mentions(sentence string, s *Signal) bool {
-	return containsAny(sentence, s.Keywords)
-}
-
-func containsAny(s string, subs []string) bool {
-	for _, x := range subs {
-		if strings.Contains(s, x) {
-			return true
-		}
-	}
-	return false
-}
-
-// sentences splits text at line ends and sentence ends.
-func sentences(text string) []string {
-	var out []string
-	for _, line := range strings.Split(text, "\n") {
-		for _, s := range strings.Split(line, ". ") {
-			if s = strings.TrimSpace(s); s != "" {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
+// finding is a signal the judge holds against a patch, and the rubric
+// check it fails (-1: the signal's own check).
+type finding struct {
+	sig   *Signal
+	check int
 }
 
 // judgement is the simulated reviewer's reading of one patch.
 type judgement struct {
-	failing []*Signal // signals it fails the patch for
-	noticed []*Signal // every signal it noticed
+	failing  []finding
+	noticed  []*Signal // every signal it noticed
+	harmless []*Signal // noticed, and its prompt says they are harmless
+	unguided bool      // it noticed a signal its prompt says nothing about
+}
+
+// present lists the signals in a patch, in catalogue order, with their
+// changed lines (lower case, white space removed) across the files that
+// show them.
+func present(patch string) ([]*Signal, map[*Signal]string) {
+	changed := map[*Signal]string{}
+	for _, f := range files(patch) {
+		var b strings.Builder
+		for _, sign := range []byte{'+', '-'} {
+			for _, l := range lines(f, sign) {
+				b.WriteString(strings.ToLower(strings.Join(strings.Fields(l), "")))
+				b.WriteString("\n")
+			}
+		}
+		for _, s := range Detect(f) {
+			changed[s] += b.String()
+		}
+	}
+	var out []*Signal
+	for _, s := range Signals {
+		if _, ok := changed[s]; ok {
+			out = append(out, s)
+		}
+	}
+	return out, changed
 }
 
 // review reads a patch as the prompt tells it to, falling back to a naive
-// reviewer's biases for what the prompt does not name.
-func review(g *gen, patch string, stances map[*Signal]Stance, referenceShown bool) judgement {
+// reviewer's biases for what the prompt says nothing about. Against a
+// reference, every hunk the reference does not need stands out; without
+// one, the judge notices each signal as often as it is visible.
+func review(g *gen, patch string, rs []rule, referenceShown bool) judgement {
 	var j judgement
 	trust := 0.0
-	for _, s := range Detect(patch) {
-		switch stances[s] {
-		case FailReason:
-			j.noticed = append(j.noticed, s)
-			if g.float() < NamedFollow {
-				j.failing = append(j.failing, s)
+	sigs, lines := present(patch)
+	for _, s := range sigs {
+		gd := guide(rs, s, lines[s])
+		if !referenceShown && g.float() >= s.Visible {
+			continue
+		}
+		j.noticed = append(j.noticed, s)
+		switch {
+		case gd.fail > gd.harmless:
+			if g.float() < gd.fail {
+				j.failing = append(j.failing, finding{s, gd.check})
 			}
-		case PassReason:
-			j.noticed = append(j.noticed, s)
+		case gd.harmless > 0:
+			j.harmless = append(j.harmless, s)
 		default:
-			p := s.Naive
-			if p < 0 {
-				trust = max(trust, -p)
+			j.unguided = true
+			if s.Naive < 0 {
+				if !gd.noCredit {
+					trust = max(trust, -s.Naive)
+				}
 				continue
 			}
-			if s.Effect == Fatal && referenceShown {
-				p += ReferenceBoost
-			}
-			if g.float() < p {
-				j.noticed = append(j.noticed, s)
-				j.failing = append(j.failing, s)
+			if g.float() < s.Naive {
+				j.failing = append(j.failing, finding{s, -1})
 			}
 		}
 	}
-	// A naive reviewer that sees tests it trusts lets one worry go.
-	if len(j.failing) == 1 && stances[j.failing[0]] != FailReason && g.float() < trust {
-		j.failing = nil
+	// A naive reviewer that sees tests it trusts lets one worry of its own
+	// go (never one its prompt names).
+	if len(j.failing) == 1 && j.failing[0].check == -1 && g.float() < trust {
+		if gd := guide(rs, j.failing[0].sig, lines[j.failing[0].sig]); gd.fail == 0 {
+			j.failing = nil
+		}
 	}
 	return j
 }
@@ -213,15 +156,15 @@ func judgeAnswer(g *gen, req *llm.Request) (string, bool) {
 		return "", false
 	}
 	p := readPrompt(req)
-	if (!p.repair && g.float() < Malformed) || (p.repair && g.float() < MalformedRepair) {
+	if (!p.Repair && g.float() < Malformed) || (p.Repair && g.float() < MalformedRepair) {
 		return Label + " verdict: it depends", true
 	}
-	stances := Stances(p.instructions)
-	_, refShown := p.data["reference"]
+	rs := rules(p.Instructions)
+	_, refShown := p.Data["reference"]
 	var out any
 	switch req.Schema.Name {
 	case "verdict":
-		j := review(g, p.data["candidate"], stances, refShown)
+		j := review(g, p.Data["candidate"], rs, refShown)
 		verdict := "pass"
 		if len(j.failing) > 0 {
 			verdict = "fail"
@@ -232,18 +175,18 @@ func judgeAnswer(g *gen, req *llm.Request) (string, bool) {
 		out = map[string]any{"reasoning": reasoning(j, verdict), "verdict": verdict}
 	case "rubric":
 		checks := schemaChecks(req.Schema.JSON)
-		j := review(g, p.data["candidate"], stances, refShown)
+		j := review(g, p.Data["candidate"], rs, refShown)
 		failed := map[int]bool{}
-		for _, s := range j.failing {
-			failed[s.Check%max(len(checks), 1)] = true
+		for _, f := range j.failing {
+			c := f.sig.Check
+			if f.check >= 0 {
+				c = f.check
+			}
+			failed[c%max(len(checks), 1)] = true
 		}
-		// Unsure about a signal its prompt does not name, a strict reviewer
-		// sometimes fails a check for no good reason.
-		unnamed := false
-		for _, s := range Detect(p.data["candidate"]) {
-			unnamed = unnamed || stances[s] == Unnamed
-		}
-		if unnamed && g.float() < SpuriousCheck && len(checks) > 0 {
+		// Unsure about a signal its prompt says nothing about, a strict
+		// reviewer sometimes fails a check for no good reason.
+		if j.unguided && g.float() < SpuriousCheck && len(checks) > 0 {
 			failed[int(g.next()%uint64(len(checks)))] = true
 		}
 		flip := -1
@@ -260,8 +203,8 @@ func judgeAnswer(g *gen, req *llm.Request) (string, bool) {
 		}
 		out = map[string]any{"reasoning": reasoning(j, "see checks"), "checks": answers}
 	case "preference":
-		a := review(g, p.data["answer_a"], stances, false)
-		b := review(g, p.data["answer_b"], stances, false)
+		a := review(g, p.Data["answer_a"], rs, false)
+		b := review(g, p.Data["answer_b"], rs, false)
 		winner := "tie"
 		switch {
 		case g.float() < 0.1: // position bias
@@ -273,7 +216,7 @@ func judgeAnswer(g *gen, req *llm.Request) (string, bool) {
 		}
 		out = map[string]any{"reasoning": fmt.Sprintf("%s A raises %d concerns, B %d.", Label, len(a.failing), len(b.failing)), "winner": winner}
 	case "scores":
-		j := review(g, p.data["candidate"], stances, false)
+		j := review(g, p.Data["candidate"], rs, false)
 		lo, hi := schemaScale(req.Schema.JSON)
 		scores := map[string]any{}
 		for _, c := range schemaCriteria(req.Schema.JSON) {
@@ -289,14 +232,22 @@ func judgeAnswer(g *gen, req *llm.Request) (string, bool) {
 }
 
 func reasoning(j judgement, verdict string) string {
-	if len(j.noticed) == 0 {
-		return fmt.Sprintf("%s Nothing in the change stands out as wrong; %s.", Label, verdict)
+	var held []string
+	for _, f := range j.failing {
+		held = append(held, senseOf(f.sig).says)
 	}
-	var names []string
-	for _, s := range j.noticed {
-		names = append(names, "it "+s.Phrase)
+	var fine []string
+	for _, h := range j.harmless {
+		fine = append(fine, senseOf(h).says)
 	}
-	return fmt.Sprintf("%s The change: %s; %s.", Label, strings.Join(names, "; "), verdict)
+	text := Label + " Nothing in the change stands out as wrong"
+	if len(held) > 0 {
+		text = Label + " Against the change: " + strings.Join(held, "; ")
+	}
+	if len(fine) > 0 {
+		text += " (not held against it: " + strings.Join(fine, "; ") + ")"
+	}
+	return text + "; " + verdict + "."
 }
 
 // schemaChecks lists a rubric schema's check names in order.

@@ -38,17 +38,22 @@ type Snippet struct {
 type Signal struct {
 	// Name identifies the signal in records' meta and in tests.
 	Name string
-	// Phrase is how a prompt would name the signal in plain English.
+	// Phrase is the world's plain-English description of the signal, for
+	// tests and documentation; no simulated model keys on it.
 	Phrase string
-	// Keywords (lower case) are what the simulated judge looks for in a
-	// prompt's instructions to decide that the prompt names this signal.
-	Keywords []string
-	Effect   Effect
-	// Naive is the simulated judge's bias when its prompt does not name
-	// the signal: the probability that a naive reviewer fails a patch for
-	// it (negative: the probability it passes the patch for it, whatever
-	// else it saw).
+	// Effect is the world's truth about the signal: what it does to a
+	// change's outcome. Only the record generator reads it; no simulated
+	// model does.
+	Effect Effect
+	// Naive is the simulated judge's bias when its prompt does not say
+	// what to make of the signal: the probability that a naive reviewer
+	// who noticed it fails a patch for it (negative: the probability it
+	// passes the patch for it, whatever else it saw).
 	Naive float64
+	// Visible is how often the simulated judge notices the signal without
+	// a reference to compare with; against a reference, a hunk outside
+	// the reference's scope always stands out.
+	Visible float64
 	// Check is the index of the rubric check (of five) this signal bears
 	// on, for the simulated rubric judge.
 	Check int
@@ -122,8 +127,7 @@ var (
 var DroppedErrorCheck = &Signal{
 	Name:     "dropped_error_check",
 	Phrase:   "drops an error check (deletes an `if err != nil` return)",
-	Keywords: []string{"error check", "err != nil"},
-	Effect:   Fatal, Naive: 0.15, Check: 3,
+	Effect:   Fatal, Naive: 0.3, Visible: 0.7, Check: 3,
 	Snippets: []Snippet{
 		{"store/save.go", "func (s *Store) Save(ctx context.Context, r Record) error {\n\tdata, err := json.Marshal(r)\n\tif err != nil {\n\t\treturn fmt.Errorf(\"encode record %s: %w\", r.ID, err)\n\t}\n\treturn s.db.Put(ctx, r.ID, data)\n}\n",
 			"func (s *Store) Save(ctx context.Context, r Record) error {\n\tdata, err := json.Marshal(r)\n\treturn s.db.Put(ctx, r.ID, data)\n}\n"},
@@ -137,8 +141,7 @@ var DroppedErrorCheck = &Signal{
 var OffByOne = &Signal{
 	Name:     "off_by_one",
 	Phrase:   "uses an off-by-one loop bound (`<= len(...)`)",
-	Keywords: []string{"off-by-one", "off by one", "<= len"},
-	Effect:   Fatal, Naive: 0.1, Check: 1,
+	Effect:   Fatal, Naive: 0.25, Visible: 0.5, Check: 1,
 	Snippets: []Snippet{
 		{"inventory/total.go", "func Total(items []Item) int {\n\tsum := 0\n\tfor i := 0; i < len(items); i++ {\n\t\tsum += items[i].Qty\n\t}\n\treturn sum\n}\n",
 			"func Total(items []Item) int {\n\tsum := 0\n\tfor i := 0; i <= len(items); i++ {\n\t\tsum += items[i].Qty\n\t}\n\treturn sum\n}\n"},
@@ -152,8 +155,7 @@ var OffByOne = &Signal{
 var DeletedTest = &Signal{
 	Name:     "deleted_test",
 	Phrase:   "deletes an existing test",
-	Keywords: []string{"deletes an existing test", "deleted test", "removes a test", "deleting a test"},
-	Effect:   Fatal, Naive: 0.45, Check: 2,
+	Effect:   Fatal, Naive: 0.6, Visible: 0.9, Check: 2,
 	Snippets: []Snippet{
 		{"store/save_test.go", "func TestSaveRoundTrip(t *testing.T) {\n\ts := newStore(t)\n\tmustSave(t, s, Record{ID: \"a\"})\n}\n\nfunc TestSaveRejectsEmptyID(t *testing.T) {\n\ts := newStore(t)\n\tif err := s.Save(ctx, Record{}); err == nil {\n\t\tt.Fatal(\"empty ID accepted\")\n\t}\n}\n",
 			"func TestSaveRoundTrip(t *testing.T) {\n\ts := newStore(t)\n\tmustSave(t, s, Record{ID: \"a\"})\n}\n"},
@@ -167,8 +169,7 @@ var DeletedTest = &Signal{
 var RenamedExportedAPI = &Signal{
 	Name:     "renamed_exported_api",
 	Phrase:   "renames an exported function that other packages call",
-	Keywords: []string{"renames an exported", "exported api", "exported function", "public api"},
-	Effect:   Fatal, Naive: 0.2, Check: 2,
+	Effect:   Fatal, Naive: 0.35, Visible: 0.5, Check: 2,
 	Snippets: []Snippet{
 		{"auth/token.go", "// ParseToken reads a signed token.\nfunc ParseToken(s string) (*Token, error) {\n\treturn parse(s, keys)\n}\n",
 			"// DecodeToken reads a signed token.\nfunc DecodeToken(s string) (*Token, error) {\n\treturn parse(s, keys)\n}\n"},
@@ -199,8 +200,7 @@ var RenamedExportedAPI = &Signal{
 var SwallowedError = &Signal{
 	Name:     "swallowed_error",
 	Phrase:   "discards an error with `_ =` instead of handling it",
-	Keywords: []string{"discards an error", "_ =", "swallow", "ignores the error"},
-	Effect:   Fatal, Naive: 0.15, Check: 3,
+	Effect:   Fatal, Naive: 0.3, Visible: 0.8, Check: 3,
 	Snippets: []Snippet{
 		{"export/write.go", "func (w *Writer) Flush() error {\n\tif err := w.buf.Flush(); err != nil {\n\t\treturn err\n\t}\n\treturn w.f.Sync()\n}\n",
 			"func (w *Writer) Flush() error {\n\terr := w.buf.Flush()\n\t_ = err\n\treturn w.f.Sync()\n}\n"},
@@ -214,8 +214,7 @@ var SwallowedError = &Signal{
 var NilMapWrite = &Signal{
 	Name:     "nil_map_write",
 	Phrase:   "writes to a map that is never initialised (a nil map)",
-	Keywords: []string{"nil map", "never initialised", "never initialized", "uninitialised map", "uninitialized map"},
-	Effect:   Fatal, Naive: 0.1, Check: 1,
+	Effect:   Fatal, Naive: 0.25, Visible: 0.5, Check: 1,
 	Snippets: []Snippet{
 		{"stats/count.go", "func CountWords(words []string) map[string]int {\n\tcounts := make(map[string]int, len(words))\n\tfor _, w := range words {\n\t\tcounts[w]++\n\t}\n\treturn counts\n}\n",
 			"func CountWords(words []string) map[string]int {\n\tvar counts map[string]int\n\tfor _, w := range words {\n\t\tcounts[w]++\n\t}\n\treturn counts\n}\n"},
@@ -232,8 +231,7 @@ var NilMapWrite = &Signal{
 var HardcodedResult = &Signal{
 	Name:     "hardcoded_result",
 	Phrase:   "returns a hard-coded value instead of computing it",
-	Keywords: []string{"hard-coded", "hardcoded", "hard coded"},
-	Effect:   Fatal, Naive: 0.35, Check: 0,
+	Effect:   Fatal, Naive: 0.5, Visible: 0.6, Check: 0,
 	Snippets: []Snippet{
 		{"billing/tax.go", "func Tax(amount int64, region string) (int64, error) {\n\trate, err := rates.Lookup(region)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\treturn amount * rate / 100, nil\n}\n",
 			"func Tax(amount int64, region string) (int64, error) {\n\trate, err := rates.Lookup(region)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\t_ = rate\n\treturn 42, nil\n}\n"},
@@ -247,8 +245,7 @@ var HardcodedResult = &Signal{
 var IgnoredContext = &Signal{
 	Name:     "ignored_context",
 	Phrase:   "replaces the caller's context with context.Background(), so cancellation is lost",
-	Keywords: []string{"context.background", "caller's context", "cancellation"},
-	Effect:   Fatal, Naive: 0.15, Check: 3,
+	Effect:   Fatal, Naive: 0.3, Visible: 0.6, Check: 3,
 	Snippets: []Snippet{
 		{"fetch/client.go", "func (c *Client) Get(ctx context.Context, url string) (*Response, error) {\n\treq, err := http.NewRequestWithContext(ctx, \"GET\", url, nil)\n\tif err != nil {\n\t\treturn nil, err\n\t}\n\treturn c.do(req)\n}\n",
 			"func (c *Client) Get(ctx context.Context, url string) (*Response, error) {\n\treq, err := http.NewRequestWithContext(context.Background(), \"GET\", url, nil)\n\tif err != nil {\n\t\treturn nil, err\n\t}\n\treturn c.do(req)\n}\n"},
@@ -262,8 +259,7 @@ var IgnoredContext = &Signal{
 var UnlockedAccess = &Signal{
 	Name:     "unlocked_access",
 	Phrase:   "removes the mutex lock around shared state (a data race)",
-	Keywords: []string{"mutex", "data race", "lock around"},
-	Effect:   Fatal, Naive: 0.2, Check: 2,
+	Effect:   Fatal, Naive: 0.35, Visible: 0.5, Check: 2,
 	Snippets: []Snippet{
 		{"session/store.go", "func (s *Sessions) Put(id string, v *Session) {\n\ts.mu.Lock()\n\tdefer s.mu.Unlock()\n\ts.byID[id] = v\n}\n",
 			"func (s *Sessions) Put(id string, v *Session) {\n\ts.byID[id] = v\n}\n"},
@@ -278,8 +274,7 @@ var UnlockedAccess = &Signal{
 var CosmeticReformat = &Signal{
 	Name:     "cosmetic_reformat",
 	Phrase:   "reformats or reorders code without changing behaviour (a large diff)",
-	Keywords: []string{"reformat", "large diff", "big diff", "cosmetic", "reorders"},
-	Effect:   Benign, Naive: 0.45, Check: 4,
+	Effect:   Benign, Naive: 0.45, Visible: 0.95, Check: 4,
 	Snippets: []Snippet{
 		{"model/types.go", "type Item struct {\n\tID string\n\tName string\n\tQty int\n\tPrice int64\n\tTags []string\n}\n\ntype Order struct {\n\tID string\n\tItems []Item\n\tCustomer string\n\tStatus string\n}\n\nconst (\n\tStatusNew = \"new\"\n\tStatusPaid = \"paid\"\n\tStatusShipped = \"shipped\"\n)\n",
 			"const (\n\tStatusNew     = \"new\"\n\tStatusPaid    = \"paid\"\n\tStatusShipped = \"shipped\"\n)\n\ntype Order struct {\n\tID       string\n\tCustomer string\n\tItems    []Item\n\tStatus   string\n}\n\ntype Item struct {\n\tID    string\n\tName  string\n\tPrice int64\n\tQty   int\n\tTags  []string\n}\n"},
@@ -310,8 +305,7 @@ var CosmeticReformat = &Signal{
 var AddedLogging = &Signal{
 	Name:     "added_logging",
 	Phrase:   "adds logging statements",
-	Keywords: []string{"logging", "log statement", "log.printf", "log lines"},
-	Effect:   Benign, Naive: 0.1, Check: 4,
+	Effect:   Benign, Naive: 0.1, Visible: 0.9, Check: 4,
 	Snippets: []Snippet{
 		{"sync/run.go", "func (s *Syncer) Run(ctx context.Context) error {\n\tfor _, src := range s.sources {\n\t\tif err := s.pull(ctx, src); err != nil {\n\t\t\treturn err\n\t\t}\n\t}\n\treturn nil\n}\n",
 			"func (s *Syncer) Run(ctx context.Context) error {\n\tlog.Printf(\"sync: %d sources\", len(s.sources))\n\tfor _, src := range s.sources {\n\t\tlog.Printf(\"sync: pulling %s\", src.Name)\n\t\tif err := s.pull(ctx, src); err != nil {\n\t\t\treturn err\n\t\t}\n\t}\n\treturn nil\n}\n"},
@@ -325,8 +319,7 @@ var AddedLogging = &Signal{
 var DependencyBump = &Signal{
 	Name:     "dependency_bump",
 	Phrase:   "updates a dependency version in go.mod",
-	Keywords: []string{"go.mod", "dependency version", "dependency bump", "upgrades a dependency"},
-	Effect:   Benign, Naive: 0.25, Check: 2,
+	Effect:   Benign, Naive: 0.25, Visible: 0.95, Check: 2,
 	Snippets: []Snippet{
 		{"go.mod", "require (\n\tgithub.com/google/uuid v1.5.0\n\tgolang.org/x/sync v0.6.0\n)\n",
 			"require (\n\tgithub.com/google/uuid v1.6.0\n\tgolang.org/x/sync v0.6.0\n)\n"},
@@ -342,8 +335,7 @@ var DependencyBump = &Signal{
 var AddedComments = &Signal{
 	Name:     "added_comments",
 	Phrase:   "adds or rewrites doc comments",
-	Keywords: []string{"doc comment", "adds comments", "rewrites comments", "comments only"},
-	Effect:   Benign, Naive: -0.05, Check: 4,
+	Effect:   Benign, Naive: -0.05, Visible: 0.9, Check: 4,
 	Snippets: []Snippet{
 		{"geo/distance.go", "func Distance(a, b Point) float64 {\n\treturn haversine(a, b)\n}\n",
 			"// Distance returns the great-circle distance between a and b in\n// kilometres, by the haversine formula.\nfunc Distance(a, b Point) float64 {\n\treturn haversine(a, b)\n}\n"},
@@ -365,8 +357,7 @@ var AddedComments = &Signal{
 var TodoLeft = &Signal{
 	Name:     "todo_left",
 	Phrase:   "leaves a TODO comment",
-	Keywords: []string{"todo", "fixme"},
-	Effect:   Benign, Naive: 0.4, Check: 4,
+	Effect:   Benign, Naive: 0.4, Visible: 0.95, Check: 4,
 	Snippets: []Snippet{
 		{"report/render.go", "func Render(w io.Writer, r *Report) error {\n\treturn tmpl.Execute(w, r)\n}\n",
 			"func Render(w io.Writer, r *Report) error {\n\t// TODO: paginate long reports\n\treturn tmpl.Execute(w, r)\n}\n"},
@@ -380,8 +371,7 @@ var TodoLeft = &Signal{
 var NewTest = &Signal{
 	Name:     "new_test",
 	Phrase:   "adds a new test",
-	Keywords: []string{"adds a new test", "new test", "adds tests", "added test"},
-	Effect:   Benign, Naive: -0.5, Check: 0,
+	Effect:   Benign, Naive: -0.5, Visible: 0.95, Check: 0,
 	Snippets: []Snippet{
 		{"inventory/total_test.go", "func TestTotalEmpty(t *testing.T) {\n\tif got := Total(nil); got != 0 {\n\t\tt.Fatalf(\"Total(nil) = %d\", got)\n\t}\n}\n",
 			"func TestTotalEmpty(t *testing.T) {\n\tif got := Total(nil); got != 0 {\n\t\tt.Fatalf(\"Total(nil) = %d\", got)\n\t}\n}\n\nfunc TestTotalTwo(t *testing.T) {\n\tif got := Total([]Item{{Qty: 2}, {Qty: 3}}); got != 5 {\n\t\tt.Fatalf(\"got %d\", got)\n\t}\n}\n"},
@@ -425,7 +415,7 @@ func Validate() error {
 	seen := map[string]bool{}
 	for _, s := range Signals {
 		switch {
-		case s.Name == "" || s.Phrase == "" || len(s.Keywords) == 0 || len(s.Snippets) == 0 || s.Detect == nil:
+		case s.Name == "" || s.Phrase == "" || len(s.Snippets) == 0 || s.Detect == nil:
 			return fmt.Errorf("signal %q: every field must be set", s.Name)
 		case seen[s.Name]:
 			return fmt.Errorf("signal %q: defined twice", s.Name)

@@ -20,10 +20,11 @@ import (
 	"strings"
 
 	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/sim/roles"
 )
 
 // Label marks every text the simulated model writes.
-const Label = "[simulated]"
+const Label = roles.Label
 
 // Info registers the simulated model as the local provider "sim".
 var Info = llm.ProviderInfo{
@@ -60,7 +61,11 @@ func (m Model) Complete(ctx context.Context, name string, req *llm.Request) (*ll
 			return withUsage(resp, req), nil
 		}
 	}
-	if text, ok := programAnswer(g, name, req); ok {
+	cfg, err := roles.ParseConfig(name)
+	if err != nil {
+		return nil, llm.Fatal(err)
+	}
+	if text, ok := programAnswer(g, cfg, req); ok {
 		resp.Text = text
 		return withUsage(resp, req), nil
 	}
@@ -69,7 +74,7 @@ func (m Model) Complete(ctx context.Context, name string, req *llm.Request) (*ll
 			resp.Text = text
 			return withUsage(resp, req), nil
 		}
-		if text, ok := roleAnswer(g, req); ok {
+		if text, ok := roles.Answer(cfg, req); ok {
 			resp.Text = text
 			return withUsage(resp, req), nil
 		}
