@@ -70,7 +70,10 @@ type Version struct {
 	TrainPi       metrics.Value `json:"train_scott_pi"`
 	ValPi         metrics.Value `json:"val_scott_pi"`
 	Disagreements int           `json:"disagreements"`
-	Note          string        `json:"note,omitempty"`
+	// TooLong counts the applier's revisions refused for the length cap
+	// on the way to this version.
+	TooLong int    `json:"revisions_over_cap"`
+	Note    string `json:"note,omitempty"`
 }
 
 // Result is a calibration's outcome.
@@ -85,6 +88,9 @@ type Result struct {
 	Iterations int                `json:"iterations"`
 	StopReason string             `json:"stop_reason"`
 	MaxChars   int                `json:"max_prompt_chars"`
+	// TooLong counts every revision refused for the length cap, those of
+	// versions kept and of revisions given up.
+	TooLong int `json:"revisions_over_cap"`
 	// On the test part: the original prompt, the original with its rubric
 	// threshold tuned on train (nil for binary judges), the selected
 	// prompt, and the paired difference selected minus original.
@@ -255,7 +261,8 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 			break
 		}
 		// One applier call (and one retry) under the length cap.
-		revised, note, err := applyEdits(ctx, client, cur.Spec, cfg.EditorModel, accepted, cfg.MaxPromptChars)
+		revised, note, tooLong, err := applyEdits(ctx, client, cur.Spec, cfg.EditorModel, accepted, cfg.MaxPromptChars)
+		res.TooLong += tooLong
 		if errors.Is(err, llm.ErrPending) {
 			return nil, fmt.Errorf("iteration %d: applying edits: 1 request: %w", it, llm.ErrPending)
 		}
@@ -263,14 +270,18 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 			return nil, err
 		}
 		if revised == nil || revised.Version() == cur.Spec.Version() {
-			if note == "" {
+			switch {
+			case revised == nil:
+			case note == "":
 				note = "the revision changed nothing"
+			default:
+				note = "the revision changed nothing (" + note + ")"
 			}
 			res.StopReason = fmt.Sprintf("iteration %d: %s", it, note)
 			break
 		}
 		next := &Version{Hash: revised.Version(), Parent: cur.Hash, Iteration: it, Spec: revised,
-			Accepted: accepted, Dropped: dropped, Proposed: len(props), Note: note}
+			Accepted: accepted, Dropped: dropped, Proposed: len(props), Note: note, TooLong: tooLong}
 		// The new version on the kept training records and on val.
 		sj := &stage{name: fmt.Sprintf("iteration %d: judging the new prompt", it)}
 		nextTrain, err := c.judgeSet(sj, revised, kept, "train")

@@ -264,6 +264,9 @@ var reAction = regexp.MustCompile(`\{\{.*?\}\}`)
 // ErrRejected is wrapped by the error of a revision that cannot be used.
 var ErrRejected = errors.New("revision rejected")
 
+// ErrTooLong is wrapped by the error of a revision over the length cap.
+var ErrTooLong = errors.New("over the length cap")
+
 // Revise reads an applier's answer into a new spec: the revision must keep
 // every template action, the checks' names and order, parse, and stay
 // within the length cap.
@@ -299,7 +302,7 @@ func Revise(s *judge.Spec, resp *llm.Response, maxChars int) (*judge.Spec, error
 		return nil, fmt.Errorf("%w: the template actions between {{ and }} were changed; keep them exactly", ErrRejected)
 	}
 	if n := PromptSize(&c); n > maxChars {
-		return nil, fmt.Errorf("%w: %d characters, over the cap of %d", ErrRejected, n, maxChars)
+		return nil, fmt.Errorf("%w: %d characters, over the cap of %d (%w)", ErrRejected, n, maxChars, ErrTooLong)
 	}
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRejected, err)
@@ -317,17 +320,18 @@ func checkNames(cs []judge.Check) string {
 
 // applyEdits asks the editor model for a revision and checks it; a
 // rejected revision is asked for once more with the problem shown, then
-// given up (nil, with the reason).
-func applyEdits(ctx context.Context, client llm.Client, s *judge.Spec, model string, edits []Proposal, maxChars int) (*judge.Spec, string, error) {
+// given up (nil, with the reason). tooLong counts the revisions refused
+// for the length cap.
+func applyEdits(ctx context.Context, client llm.Client, s *judge.Spec, model string, edits []Proposal, maxChars int) (revised *judge.Spec, note string, tooLong int, err error) {
 	req, err := ApplierRequest(s, model, edits, maxChars)
 	if err != nil {
-		return nil, "", err
+		return nil, "", 0, err
 	}
 	var problem, first error
 	for attempt := range 2 {
 		resp, err := client.Complete(ctx, req)
 		if err != nil {
-			return nil, "", err
+			return nil, "", tooLong, err
 		}
 		revised, err := Revise(s, resp, maxChars)
 		if err == nil {
@@ -335,7 +339,10 @@ func applyEdits(ctx context.Context, client llm.Client, s *judge.Spec, model str
 			if attempt == 1 {
 				note = "the first revision was rejected (" + problem.Error() + "); the second was used"
 			}
-			return revised, note, nil
+			return revised, note, tooLong, nil
+		}
+		if errors.Is(err, ErrTooLong) {
+			tooLong++
 		}
 		problem = err
 		if attempt == 0 {
@@ -347,5 +354,5 @@ func applyEdits(ctx context.Context, client llm.Client, s *judge.Spec, model str
 			llm.Message{Role: llm.User, Content: fmt.Sprintf("That revision cannot be used: %v. Revise the prompt again, keeping to every rule.", err)})
 		req = &retry
 	}
-	return nil, "the revision was rejected twice (" + first.Error() + "; then " + problem.Error() + "); the previous prompt was kept", nil
+	return nil, "the revision was rejected twice (" + first.Error() + "; then " + problem.Error() + "); the previous prompt was kept", tooLong, nil
 }

@@ -87,12 +87,17 @@ type JudgeSummary struct {
 	SelectedVersion string   `json:"selected_version"`
 	StopReason      string   `json:"stop_reason"`
 	Inputs          []string `json:"inputs"`
+	// MaxPromptChars is the length cap; RevisionsOverCap counts the
+	// revisions refused for it.
+	MaxPromptChars   int `json:"max_prompt_chars"`
+	RevisionsOverCap int `json:"revisions_over_cap"`
 }
 
 // Summary returns a calibration's line for summary.json.
 func (r *Result) Summary() JudgeSummary {
 	s := JudgeSummary{Judge: r.Judge, Iterations: r.Iterations, Versions: len(r.Versions),
-		SelectedVersion: r.Versions[r.Selected].Hash, StopReason: r.StopReason, Inputs: r.Inputs, TunedThreshold: r.TunedThreshold}
+		SelectedVersion: r.Versions[r.Selected].Hash, StopReason: r.StopReason, Inputs: r.Inputs, TunedThreshold: r.TunedThreshold,
+		MaxPromptChars: r.MaxChars, RevisionsOverCap: r.TooLong}
 	s.Test.Original = evalSummary(r.Original)
 	s.Test.ThresholdTuned = evalSummary(r.Tuned)
 	s.Test.Calibrated = evalSummary(r.Calibrated)
@@ -106,4 +111,27 @@ func ValueOrNaN(v metrics.Value) float64 {
 		return v.V
 	}
 	return math.NaN()
+}
+
+// ControlSummary is one control run's line in summary.json: the same
+// calibration with other teacher or editor models, so a reader can see
+// how the gain depends on the evidence.
+type ControlSummary struct {
+	Name         string `json:"name"`
+	Judge        string `json:"judge"`
+	TeacherModel string `json:"teacher_model"`
+	EditorModel  string `json:"editor_model"`
+	Original     PiCI   `json:"original"`
+	Calibrated   PiCI   `json:"calibrated"`
+	Gain         PiCI   `json:"gain"`
+	// Selected is the selected version's iteration (0: the original).
+	Selected         int `json:"selected_iteration"`
+	RevisionsOverCap int `json:"revisions_over_cap"`
+}
+
+// Control returns a calibration's line as a named control.
+func (r *Result) Control(name, teacherModel, editorModel string) ControlSummary {
+	return ControlSummary{Name: name, Judge: r.Judge, TeacherModel: teacherModel, EditorModel: editorModel,
+		Original: piCI(r.Original.Figures["scott_pi"]), Calibrated: piCI(r.Calibrated.Figures["scott_pi"]),
+		Gain: piCI(r.Gain["scott_pi"]), Selected: r.Versions[r.Selected].Iteration, RevisionsOverCap: r.TooLong}
 }

@@ -31,6 +31,15 @@ type CalibrationReport struct {
 	Ablation  *Ablation
 	Noise     *refine.NoiseResult
 	Calls     *llm.RunStats
+	// Controls are the same calibrations run with other teacher or editor
+	// models (the simulated world's controls), beside the main ones.
+	Controls []*Control
+}
+
+// Control is one control calibration.
+type Control struct {
+	Name, Description, TeacherModel, EditorModel string
+	Result                                       *refine.Result
 }
 
 // CalibrationSection is one calibration.
@@ -171,6 +180,36 @@ func view(s *CalibrationSection) *sectionView {
 	return v
 }
 
+// controlNotes is each control once, for its description.
+func controlNotes(cs []*Control) []*Control {
+	var out []*Control
+	seen := map[string]bool{}
+	for _, c := range cs {
+		if !seen[c.Name] {
+			seen[c.Name] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// controlsChart draws each control's gain with its interval.
+func controlsChart(cs []*Control) template.HTML {
+	if len(cs) == 0 {
+		return ""
+	}
+	var rows []Interval
+	for _, c := range cs {
+		g := c.Result.Gain["scott_pi"]
+		iv := Interval{Name: c.Result.Judge + " " + c.Name, Defined: g.Value.Defined(), Value: g.Value.V, Lo: g.Value.V, Hi: g.Value.V}
+		if g.CI != nil && g.CI.Defined() {
+			iv.Lo, iv.Hi = g.CI.Lo, g.CI.Hi
+		}
+		rows = append(rows, iv)
+	}
+	return IntervalChart("Test gain in Scott's pi by control, 95% intervals", rows, -0.25, 0.75)
+}
+
 // WriteCalibration renders the calibration page.
 func WriteCalibration(w io.Writer, r *CalibrationReport) error {
 	var views []*sectionView
@@ -179,9 +218,11 @@ func WriteCalibration(w io.Writer, r *CalibrationReport) error {
 	}
 	return calTmpl.Execute(w, struct {
 		*CalibrationReport
-		Sections   []*sectionView
-		GapWarning string
-	}{r, views, teacher.InformationGapWarning})
+		Sections      []*sectionView
+		GapWarning    string
+		ControlsChart template.HTML
+		ControlNotes  []*Control
+	}{r, views, teacher.InformationGapWarning, controlsChart(r.Controls), controlNotes(r.Controls)})
 }
 
 // WriteCalibrationMarkdown writes the same results as Markdown.
@@ -207,7 +248,8 @@ func WriteCalibrationMarkdown(w io.Writer, r *CalibrationReport) error {
 	for _, s := range r.Sections {
 		res := s.Result
 		fmt.Fprintf(&b, "\n## %s\n\n", s.Title)
-		fmt.Fprintf(&b, "%d iteration(s), %d version(s); selected version %d (`%.12s`). Stopped: %s.\n\n", res.Iterations, len(res.Versions), res.Selected, res.Versions[res.Selected].Hash, res.StopReason)
+		fmt.Fprintf(&b, "%d iteration(s), %d version(s); selected version %d (`%.12s`). Stopped: %s. Length cap %d characters; %d revision(s) refused for length.\n\n",
+			res.Iterations, len(res.Versions), res.Selected, res.Versions[res.Selected].Hash, res.StopReason, res.MaxChars, res.TooLong)
 		b.WriteString("| prompt (test) | Scott's pi | 95% interval | fail precision | fail recall | pass recall | invalid |\n|---|---|---|---|---|---|---|\n")
 		row := func(name string, e *judge.Evaluation) {
 			m := e.Metrics
@@ -232,6 +274,16 @@ func WriteCalibrationMarkdown(w io.Writer, r *CalibrationReport) error {
 		}
 		if res.Selected != 0 {
 			fmt.Fprintf(&b, "\n```diff\n%s```\n", refine.Diff(res.Versions[0].Spec, res.SelectedSpec()))
+		}
+	}
+	if len(r.Controls) > 0 {
+		b.WriteString("\n## Controls\n\nThe same calibrations with a worse teacher or a proposer that ignores the evidence. The gain should depend on the evidence.\n\n")
+		b.WriteString("| control | judge | teacher | editor | original pi | calibrated pi | gain | 95% interval |\n|---|---|---|---|---|---|---|---|\n")
+		for _, c := range r.Controls {
+			res := c.Result
+			g := res.Gain["scott_pi"]
+			fmt.Fprintf(&b, "| %s | %s | `%s` | `%s` | %s | %s | %s | %s |\n", c.Name, res.Judge, c.TeacherModel, c.EditorModel,
+				val(res.Original.Metrics.ScottPi), val(res.Calibrated.Metrics.ScottPi), val(g.Value), ci(g))
 		}
 	}
 	if a := r.Ablation; a != nil {

@@ -209,7 +209,7 @@ func rules(instructions string) []rule {
 	}
 	var out []rule
 	for _, u := range units {
-		for _, s := range splitSentences(u.text) {
+		for _, s := range clauses(splitSentences(u.text)) {
 			st := stanceOf(s)
 			if st == Unnamed {
 				continue
@@ -225,6 +225,42 @@ func rules(instructions string) []rule {
 		}
 	}
 	return out
+}
+
+// clauses splits a sentence whose parts take different stances ("size
+// and formatting alone are not reasons to fail, and tests alone are not
+// reasons to pass") into those parts; a sentence with one stance stays
+// whole, so a clause without its topic ("...; fail changes where it does
+// not") keeps it.
+func clauses(sentences []string) []string {
+	var out []string
+	for _, s := range sentences {
+		parts := splitAny(s, []string{", and ", "; ", ", but ", ", while "})
+		with := 0
+		for _, p := range parts {
+			if stanceOf(p) != Unnamed {
+				with++
+			}
+		}
+		if with > 1 {
+			out = append(out, parts...)
+		} else {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func splitAny(s string, seps []string) []string {
+	parts := []string{s}
+	for _, sep := range seps {
+		var next []string
+		for _, p := range parts {
+			next = append(next, strings.Split(p, sep)...)
+		}
+		parts = next
+	}
+	return parts
 }
 
 // splitSentences splits at sentence ends (". ", "? ", "! ") outside

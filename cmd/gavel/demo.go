@@ -48,6 +48,9 @@ type demoSummary struct {
 		CalibratedPiWith          *float64 `json:"calibrated_scott_pi_with"`
 		CalibratedPiWithout       *float64 `json:"calibrated_scott_pi_without"`
 	} `json:"ablation"`
+	// Controls are the same calibrations with other simulated teachers or
+	// proposers, the honest configuration first.
+	Controls   []refine.ControlSummary `json:"controls"`
 	ModelCalls struct {
 		Live   int `json:"live"`
 		Cached int `json:"cached"`
@@ -66,8 +69,9 @@ func (a *app) demoCmd() *cobra.Command {
 		Short: "Run the whole AutoRefine pipeline offline on the simulated world and write a report",
 		Long: `Run everything on gavel's simulated world, offline, in a fresh folder: generate
 synthetic records, ingest them, split them, run the teacher, calibrate passfail
-and rubric5 with their baselines, run the label-noise study and the reference
-ablation, and write report.html, summary.md and summary.json. Every output says
+and rubric5 with their baselines, run the controls (an unreliable teacher, a
+proposer of random rules), the label-noise study and the reference ablation,
+and write report.html, summary.md and summary.json. Every output says
 it ran on the simulated world: it shows the machinery, not any real model.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -106,8 +110,12 @@ it ran on the simulated world: it shows the machinery, not any real model.`,
 			}
 			fmt.Fprintf(a.stdout, "[simulated] gavel demo: %d synthetic records, seed %d, in %.0f s\n", sum.Records, sum.Seed, sum.Seconds)
 			for _, j := range sum.Judges {
-				fmt.Fprintf(a.stdout, "  %-9s test pi %s -> %s (gain %s [%s]) in %d iteration(s)\n", j.Judge,
-					num(j.Test.Original.ScottPi), num(j.Test.Calibrated.ScottPi), num(j.Gain.ScottPi), ci(j.Gain.CI), j.Iterations)
+				fmt.Fprintf(a.stdout, "  %-9s test pi %s -> %s (gain %s [%s]) in %d iteration(s); %d revision(s) over the %d-character cap\n", j.Judge,
+					num(j.Test.Original.ScottPi), num(j.Test.Calibrated.ScottPi), num(j.Gain.ScottPi), ci(j.Gain.CI), j.Iterations, j.RevisionsOverCap, j.MaxPromptChars)
+			}
+			for _, c := range sum.Controls {
+				fmt.Fprintf(a.stdout, "  control %-18s %-9s pi %s -> %s (gain %s [%s])\n", c.Name, c.Judge,
+					num(c.Original.ScottPi), num(c.Calibrated.ScottPi), num(c.Gain.ScottPi), ci(c.Gain.CI))
 			}
 			fmt.Fprintf(a.stdout, "  teacher: %d kept, %d abstained, %d corrected\n", sum.Teacher.Kept, sum.Teacher.Abstained, sum.Teacher.Corrected)
 			fmt.Fprintf(a.stdout, "  label noise %.1f%% -> %.1f%% after the teacher\n", 100*sum.Noise.Before, 100*sum.Noise.After)
@@ -202,6 +210,29 @@ func (a *app) runDemo(ctx context.Context, db *sqlite.DB, out string, n int, see
 		}
 		rep.Sections = append(rep.Sections, &report.CalibrationSection{Title: name, Result: res, Records: data.Train})
 		sum.Judges = append(sum.Judges, res.Summary())
+	}
+	honest := sim.Controls[0]
+	for _, sec := range rep.Sections {
+		res := sec.Result
+		rep.Controls = append(rep.Controls, &report.Control{Name: honest.Name, Description: honest.Description,
+			TeacherModel: honest.TeacherModel, EditorModel: honest.EditorModel, Result: res})
+		sum.Controls = append(sum.Controls, res.Control(honest.Name, honest.TeacherModel, honest.EditorModel))
+	}
+	for _, c := range sim.Controls[1:] {
+		for _, name := range []string{"passfail", "rubric5"} {
+			s, err := judge.Load(name)
+			if err != nil {
+				return nil, err
+			}
+			step("control %s: calibrating %s (teacher %s, editor %s)", c.Name, name, c.TeacherModel, c.EditorModel)
+			res, err := a.calibrationRun(ctx, svc, db, s, data, "sim", c.TeacherModel, c.EditorModel, 5, 0, 8, boot)
+			if err != nil {
+				return nil, err
+			}
+			rep.Controls = append(rep.Controls, &report.Control{Name: c.Name, Description: c.Description,
+				TeacherModel: c.TeacherModel, EditorModel: c.EditorModel, Result: res})
+			sum.Controls = append(sum.Controls, res.Control(c.Name, c.TeacherModel, c.EditorModel))
+		}
 	}
 	t := passfailRes.Teacher
 	sum.Teacher.Kept, sum.Teacher.Abstained, sum.Teacher.Corrected = t.Kept, t.Abstained, t.Corrected
