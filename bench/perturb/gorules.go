@@ -291,7 +291,7 @@ var GoRules = []*Rule{
 		}),
 	},
 	{
-		Name: "go_misleading_comment", Lang: "go", Category: "naming", Ceiling: 4,
+		Name: "go_misleading_comment", Lang: "go", Category: "naming", Ceiling: 4, InComments: true,
 		Description: "Replaces the function's doc comment with one that describes something else.",
 		Apply: goRule(func(p *goProgram, _ *rand.Rand) error {
 			if p.fn.Doc == nil || len(p.fn.Doc.List) == 0 {

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
-	"strings"
 )
 
 // ErrNotApplicable is returned by a rule that finds nothing to rewrite in
@@ -35,6 +34,10 @@ type Rule struct {
 	Category string
 	// Ceiling is the highest score a program can have after this rule.
 	Ceiling int
+	// InComments marks a rule whose defect is in the comments (a
+	// misleading doc comment): only for such a rule is a rewrite of
+	// comments alone a perturbation.
+	InComments bool
 	// Apply rewrites a program. rng makes the choices a rule has
 	// (which loop, which name) reproducible.
 	Apply func(code string, rng *rand.Rand) (string, error)
@@ -96,7 +99,8 @@ func Validate() error {
 }
 
 // Compose applies rules in order; the program's score is the lowest
-// ceiling among them.
+// ceiling among them. A rule whose rewrite changes nothing but comments
+// and white space did not apply: its defect is not in the code.
 func Compose(code string, rules []*Rule, rng *rand.Rand) (string, int, error) {
 	score := 5
 	for _, r := range rules {
@@ -104,8 +108,8 @@ func Compose(code string, rules []*Rule, rng *rand.Rand) (string, int, error) {
 		if err != nil {
 			return "", 0, fmt.Errorf("%s: %w", r.Name, err)
 		}
-		if strings.TrimSpace(next) == strings.TrimSpace(code) {
-			return "", 0, fmt.Errorf("%s: %w (nothing changed)", r.Name, ErrNotApplicable)
+		if next == code || (!r.InComments && SameCode(r.Lang, next, code)) {
+			return "", 0, fmt.Errorf("%s: %w (the code is unchanged apart from comments and white space)", r.Name, ErrNotApplicable)
 		}
 		code = next
 		score = min(score, r.Ceiling)

@@ -123,11 +123,80 @@ func TestLLMRulesThroughSim(t *testing.T) {
 	svc := llm.NewService(reg, nil, llm.Options{})
 	b, _ := os.ReadFile("testdata/fixture.go.txt")
 	rules := perturb.LLMRules(context.Background(), svc, "sim", "go")
-	out, err := rules[0].Apply(string(b), rand.New(rand.NewPCG(1, 1)))
-	if err != nil {
-		t.Fatal(err)
+	// The simulated applier really rewrites the code, with a rewrite of
+	// the kind the rule asks for, and leaves no mark in it.
+	applied := 0
+	for _, r := range rules {
+		out, score, err := perturb.Compose(string(b), []*perturb.Rule{r}, rand.New(rand.NewPCG(1, 1)))
+		if errors.Is(err, perturb.ErrNotApplicable) {
+			continue
+		}
+		applied++
+		if err != nil {
+			t.Fatal(err)
+		}
+		if score != r.Ceiling || perturb.SameCode("go", out, string(b)) || !strings.Contains(out, "HasCloseElements") || strings.Contains(out, "simulated") {
+			t.Fatalf("%s through sim: score %d\n%s", r.Name, score, out)
+		}
 	}
-	if !strings.Contains(out, "HasCloseElements") || !strings.Contains(out, "[simulated]") {
-		t.Fatalf("sim perturbation: %s", out)
+	if applied == 0 {
+		t.Fatal("the simulated applier applied none of the model rules")
+	}
+	// A rule the simulated applier does not understand: it answers that it
+	// cannot, and the rule does not apply.
+	odd := &perturb.Rule{Name: "llm_odd", Lang: "go", Ceiling: 2, Apply: func(code string, _ *rand.Rand) (string, error) {
+		req, err := perturb.LLMRequest(perturb.LLMRuleSpec{Name: "llm_odd", Instruction: "Translate the identifiers into Latin."}, "go", "sim", code)
+		if err != nil {
+			return "", err
+		}
+		resp, err := svc.Complete(context.Background(), req)
+		if err != nil {
+			return "", err
+		}
+		if strings.Contains(resp.Text, `"code":""`) {
+			return "", perturb.ErrNotApplicable
+		}
+		return resp.Text, nil
+	}}
+	if _, _, err := perturb.Compose(string(b), []*perturb.Rule{odd}, rand.New(rand.NewPCG(1, 1))); !errors.Is(err, perturb.ErrNotApplicable) {
+		t.Fatalf("a rule the simulated applier cannot apply: %v", err)
+	}
+}
+
+// Compose refuses a rewrite that changes only comments and white space,
+// whoever made it, except for a rule whose defect is a comment.
+func TestComposeRefusesCommentOnlyRewrites(t *testing.T) {
+	goSrc := "package p\n\n// Sum adds.\nfunc Sum(a, b int) int {\n\treturn a + b\n}\n"
+	pySrc := "def add(a, b):\n    # adds\n    return a + b  # the sum\n"
+	cases := []struct {
+		lang, before, after string
+		same                bool
+	}{
+		{"go", goSrc, goSrc + "\n// [simulated] perturbation not applied\n", true},
+		{"go", goSrc, strings.ReplaceAll(goSrc, "\t", "    "), true},
+		{"go", goSrc, strings.Replace(goSrc, "// Sum adds.", "/* Sum multiplies. */", 1), true},
+		{"go", goSrc, strings.Replace(goSrc, "a + b", "a - b", 1), false},
+		{"go", goSrc, strings.Replace(goSrc, "return a + b", "return a + b + 0", 1), false},
+		{"python", pySrc, pySrc + "# not applied\n", true},
+		{"python", pySrc, strings.Replace(pySrc, "a + b", "a+b", 1), true},
+		{"python", pySrc, strings.Replace(pySrc, "a + b", "a - b", 1), false},
+		{"python", "s = 'a # b'\n", "s = 'a'\n", false},
+		{"python", "s = 'a b'\n", "s = 'ab'\n", false},
+	}
+	for i, c := range cases {
+		if got := perturb.SameCode(c.lang, c.before, c.after); got != c.same {
+			t.Errorf("case %d (%s): SameCode = %v, want %v\n%s", i, c.lang, got, c.same, c.after)
+		}
+		rule := &perturb.Rule{Name: "r", Lang: c.lang, Ceiling: 3, Apply: func(string, *rand.Rand) (string, error) { return c.after, nil }}
+		_, _, err := perturb.Compose(c.before, []*perturb.Rule{rule}, rand.New(rand.NewPCG(1, 1)))
+		if c.same != errors.Is(err, perturb.ErrNotApplicable) {
+			t.Errorf("case %d: Compose error %v", i, err)
+		}
+	}
+	doc := &perturb.Rule{Name: "doc", Lang: "go", Ceiling: 4, InComments: true, Apply: func(string, *rand.Rand) (string, error) {
+		return strings.Replace(goSrc, "// Sum adds.", "// Sum divides.", 1), nil
+	}}
+	if _, score, err := perturb.Compose(goSrc, []*perturb.Rule{doc}, rand.New(rand.NewPCG(1, 1))); err != nil || score != 4 {
+		t.Fatalf("a misleading-comment rule must still apply: %d %v", score, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"github.com/gavelhq/gavel/bench/perturb"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -276,9 +277,24 @@ func TestDemo(t *testing.T) {
 				ScottPi *float64  `json:"scott_pi"`
 				CI      []float64 `json:"ci"`
 			} `json:"gain"`
-			Iterations      int    `json:"iterations"`
-			SelectedVersion string `json:"selected_version"`
+			Iterations       int    `json:"iterations"`
+			SelectedVersion  string `json:"selected_version"`
+			RevisionsOverCap int    `json:"revisions_over_cap"`
 		} `json:"judges"`
+		Controls []struct {
+			Name, Judge string
+			Original    struct {
+				ScottPi *float64 `json:"scott_pi"`
+			} `json:"original"`
+			Calibrated struct {
+				ScottPi *float64 `json:"scott_pi"`
+			} `json:"calibrated"`
+			Gain struct {
+				ScottPi *float64  `json:"scott_pi"`
+				CI      []float64 `json:"ci"`
+			} `json:"gain"`
+			Selected int `json:"selected_iteration"`
+		} `json:"controls"`
 		Teacher struct{ Kept, Abstained, Corrected int } `json:"teacher"`
 		Noise   struct {
 			Flip, Before, After float64
@@ -298,9 +314,45 @@ func TestDemo(t *testing.T) {
 		if (j.Judge == "rubric5") != (j.Test.ThresholdTuned != nil) {
 			t.Fatalf("threshold_tuned must be set for rubric5 only: %s", b)
 		}
-		// The done-when figure: calibration raises rubric5's test pi by 0.15 or more.
-		if j.Judge == "rubric5" && *j.Gain.ScottPi < 0.15 {
-			t.Fatalf("rubric5 gain %.3f < 0.15", *j.Gain.ScottPi)
+	}
+	// The length cap binds at least once, and the refusals are counted.
+	if s.Judges[0].RevisionsOverCap+s.Judges[1].RevisionsOverCap == 0 {
+		t.Errorf("no revision was refused for the length cap: %s", b)
+	}
+	// The controls: the gain depends on the evidence. The honest run's
+	// gain is supported for at least one judge; random rules gain nothing
+	// the interval supports; an unreliable teacher gains less than the
+	// honest one.
+	gain := map[string]map[string]float64{}
+	supported := 0
+	for _, c := range s.Controls {
+		if c.Gain.ScottPi == nil || len(c.Gain.CI) != 2 || c.Original.ScottPi == nil || c.Calibrated.ScottPi == nil {
+			t.Fatalf("control %s %s without figures: %s", c.Name, c.Judge, b)
+		}
+		if gain[c.Name] == nil {
+			gain[c.Name] = map[string]float64{}
+		}
+		gain[c.Name][c.Judge] = *c.Gain.ScottPi
+		switch c.Name {
+		case "honest":
+			if c.Gain.CI[0] > 0 {
+				supported++
+			}
+		case "random_rules":
+			if c.Gain.CI[0] > 0 && c.Selected != 0 {
+				t.Errorf("random rules gained %.3f [%.3f, %.3f] on %s: a gain the interval supports", *c.Gain.ScottPi, c.Gain.CI[0], c.Gain.CI[1], c.Judge)
+			}
+		}
+	}
+	if len(s.Controls) != 6 || len(gain) != 3 {
+		t.Fatalf("controls: want honest, unreliable_teacher and random_rules for both judges: %s", b)
+	}
+	if supported == 0 {
+		t.Errorf("the honest calibration's gain interval includes 0 for every judge")
+	}
+	for _, j := range []string{"passfail", "rubric5"} {
+		if gain["unreliable_teacher"][j] >= gain["honest"][j] {
+			t.Errorf("%s: the unreliable teacher gained %.3f, not less than the honest %.3f", j, gain["unreliable_teacher"][j], gain["honest"][j])
 		}
 	}
 	for _, f := range []string{"report.html", "summary.md"} {
@@ -310,7 +362,7 @@ func TestDemo(t *testing.T) {
 		}
 	}
 	page, _ := os.ReadFile(filepath.Join(out, "report.html"))
-	for _, want := range []string{"pi by iteration", "Teacher decisions by recorded status", "Label noise study", "Information ablation", "<pre>"} {
+	for _, want := range []string{"pi by iteration", "Teacher decisions by recorded status", "Label noise study", "Information ablation", "<pre>", "Controls", "by control, 95% intervals", "refused for length"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -329,9 +381,29 @@ func TestBenchBuildAndRun(t *testing.T) {
 		PerScore map[string]int `json:"per_score"`
 	}
 	decodeJSON(t, mustGavel(t, db, "bench", "build", "--problems", "../../examples/humaneval/HumanEval.jsonl.gz", "--lang", "python",
-		"--limit", "5", "--per-score", "1", "--seed", "2", "--program-timeout", "5s", "-o", out, "--json"), &build)
+		"--limit", "5", "--per-score", "1", "--seed", "2", "--program-timeout", "5s", "--model", "sim", "-o", out, "--json"), &build)
 	if build.Programs == 0 || len(build.PerScore) != 6 {
 		t.Fatalf("build %+v", build)
+	}
+	// With the simulated model applying model rules too, no perturbed
+	// program is its reference apart from comments and white space.
+	progs, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(strings.TrimSpace(string(progs)), "\n") {
+		var p struct {
+			Score           int
+			Lang            string
+			Code, Reference string
+			Rules           []string
+		}
+		if err := json.Unmarshal([]byte(line), &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Score < 5 && perturb.SameCode(p.Lang, p.Code, p.Reference) {
+			t.Errorf("program %d (score %d, rules %v) is its reference apart from comments and white space", i, p.Score, p.Rules)
+		}
 	}
 	for _, n := range build.PerScore {
 		if n != build.Programs/6 {
