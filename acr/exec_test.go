@@ -144,16 +144,12 @@ func TestRoundOnTheExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	know := sim.NewKnowledge()
-	for _, in := range ins {
-		know.Learn(in.Instruction, in.Language, acr.ExtractCode(in.Reference, in.Language))
-	}
 	pw, _ := judge.Load("pointwise5")
 	pp, _ := judge.Load("pairwise")
 	box := &acr.Sandbox{Limits: bexec.Limits{Wall: 20 * time.Second}}
 	defer box.Close()
 	r, err := acr.NewRound(acr.Config{Generator: "sim", JudgeModel: "sim", CriticModel: "sim", N: 2, Temperature: 0.8,
-		Pointwise: pw, Pairwise: pp, ExecWeight: 0.5, Ties: acr.Sample}, simClient{sim.Model{Knows: know}}, box, ins)
+		Pointwise: pw, Pairwise: pp, ExecWeight: 0.5, Ties: acr.Sample}, simClient{sim.Model{}}, box, ins)
 	if err != nil {
 		t.Fatal(err)
 	}

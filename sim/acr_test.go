@@ -3,7 +3,6 @@ package sim_test
 import (
 	"context"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -29,73 +28,70 @@ func humanEval(t *testing.T, n int) []*acr.Instruction {
 	return ins
 }
 
-var reMark = regexp.MustCompile(`# \[simulated\] generator sample: quality ([0-5])`)
-
-// The simulated generator answers a known instruction with the reference
-// made worse by perturbation rules, its true quality in a labelled
-// comment; the qualities spread over the scale; at temperature 0 the
-// samples are one answer; an unknown instruction gets no code.
-func TestSimulatedGenerator(t *testing.T) {
+// The simulated generator sees only its request: the instruction, never
+// the reference or the tests. It answers a HumanEval prompt it recognises
+// with a recalled answer, an unknown one with a stub, and nothing in its
+// code says how good the code is.
+func TestSimulatedGeneratorSeesNoReference(t *testing.T) {
 	ins := humanEval(t, 12)
-	know := sim.NewKnowledge()
-	for _, in := range ins {
-		know.Learn(in.Instruction, in.Language, acr.ExtractCode(in.Reference, in.Language))
-	}
-	m := sim.Model{Knows: know}
-	qualities := map[string]int{}
+	distinct := map[string]bool{}
 	for _, in := range ins {
 		for s := 1; s <= 7; s++ {
-			resp, err := m.Complete(context.Background(), "", acr.GeneratorRequest("sim", "", in.Instruction, 0.8, 0, s))
+			req := acr.GeneratorRequest("sim", acr.GeneratorSystem(), in.Instruction, 0.8, 0, s)
+			for _, m := range req.Messages {
+				ref := strings.TrimSpace(acr.ExtractCode(in.Reference, "python"))
+				body := ref[strings.Index(ref, `"""`+"\n")+4:]
+				if strings.Contains(m.Content, strings.TrimSpace(body)) || strings.Contains(m.Content, "check(") || strings.Contains(m.Content, "assert ") {
+					t.Fatalf("%s: the generator's request carries the reference or the tests:\n%s", in.ID, m.Content)
+				}
+			}
+			resp, err := sim.Model{}.Complete(context.Background(), "", req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			code := acr.ExtractCode(resp.Text, "python")
-			q := reMark.FindStringSubmatch(code)
-			if q == nil || !strings.HasPrefix(resp.Text, sim.Label) {
-				t.Fatalf("%s sample %d: no labelled quality in %q", in.ID, s, resp.Text)
+			if !strings.HasPrefix(resp.Text, sim.Label) || code == "" {
+				t.Fatalf("%s sample %d: %q", in.ID, s, resp.Text)
 			}
-			qualities[q[1]]++
-			if q[1] == "5" && !strings.Contains(code, strings.TrimSpace(acr.ExtractCode(in.Reference, "python"))) {
-				t.Fatalf("%s: a quality-5 sample must be the reference:\n%s", in.ID, code)
+			if strings.Contains(code, "simulated") || strings.Contains(code, "quality") {
+				t.Fatalf("%s: the code carries a mark: %s", in.ID, code)
 			}
+			distinct[code] = true
 		}
 	}
-	for _, q := range []string{"0", "1", "2", "3", "4", "5"} {
-		if qualities[q] == 0 {
-			t.Errorf("no sample of quality %s in 84: %v", q, qualities)
-		}
+	if len(distinct) < 24 {
+		t.Errorf("only %d distinct answers in 84 samples", len(distinct))
 	}
-	a, _ := m.Complete(context.Background(), "", acr.GeneratorRequest("sim", "", ins[0].Instruction, 0, 0, 1))
-	b, _ := m.Complete(context.Background(), "", acr.GeneratorRequest("sim", "", ins[0].Instruction, 0, 0, 2))
+	a, _ := sim.Model{}.Complete(context.Background(), "", acr.GeneratorRequest("sim", "", ins[0].Instruction, 0, 0, 1))
+	b, _ := sim.Model{}.Complete(context.Background(), "", acr.GeneratorRequest("sim", "", ins[0].Instruction, 0, 0, 2))
 	if a.Text != b.Text {
 		t.Fatal("at temperature 0 two samples differ")
 	}
-	u, _ := m.Complete(context.Background(), "", acr.GeneratorRequest("sim", "", "Write a compiler.", 0.8, 0, 1))
-	if acr.ExtractCode(u.Text, "python") == "" || reMark.MatchString(u.Text) {
-		// The answer is prose (the whole text counts as code with no fence),
-		// never a program with a quality.
-		t.Fatalf("unknown instruction: %q", u.Text)
+	u, _ := sim.Model{}.Complete(context.Background(), "", acr.GeneratorRequest("sim", "",
+		"Complete this.\n\n```python\ndef frobnicate(x):\n    \"\"\"Frobnicate x.\"\"\"\n```", 0.8, 0, 1))
+	if !strings.Contains(u.Text, "NotImplementedError") {
+		t.Fatalf("an unknown function should get an unfinished stub: %q", u.Text)
 	}
 }
 
-// The honest simulated pairwise judge mostly prefers the better program;
-// the self-preferring one mostly prefers the generated program, whatever
-// its quality.
-func TestSimulatedPairwiseJudgeAndItsBias(t *testing.T) {
+// The honest simulated pairwise grader mostly prefers the program whose
+// text shows fewer problems; the self-preferring one mostly prefers the
+// answer in the generator's own style, whatever its quality.
+func TestSimulatedPairwiseGraderAndItsBias(t *testing.T) {
 	spec, err := judge.Load("pairwise")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ref := "```python\ndef f(x):\n    return x + 1\n```"
-	broken := "```python\n# [simulated] generator sample: quality 1 (rules: py_wrong_operator)\ndef f(x):\n    return x - 1\n```"
+	stubbed := sim.Label + " Here is a solution.\n\n```python\ndef f(x):\n    # your code here\n    pass\n```"
 	count := func(model string) (refWins, genWins, n int) {
 		for i := range 200 {
-			in := judge.Input{Instruction: "f adds one. Case " + string(rune('a'+i%26)) + strings.Repeat(" ", i/26), AnswerA: broken, AnswerB: ref}
+			in := judge.Input{Instruction: "f adds one. Case " + string(rune('a'+i%26)) + strings.Repeat(" ", i/26), AnswerA: stubbed, AnswerB: ref}
 			req, err := spec.Request("sim", in)
 			if err != nil {
 				t.Fatal(err)
 			}
-			name := strings.TrimPrefix(strings.TrimPrefix(model, "sim"), ":")
+			_, name, _ := llm.ParseModel(model)
 			resp, err := sim.Model{}.Complete(context.Background(), name, req)
 			if err != nil {
 				t.Fatal(err)
@@ -116,18 +112,19 @@ func TestSimulatedPairwiseJudgeAndItsBias(t *testing.T) {
 	}
 	refWins, _, n := count("sim")
 	if float64(refWins) < 0.7*float64(n) {
-		t.Fatalf("honest judge: the correct reference won %d of %d against a broken program", refWins, n)
+		t.Fatalf("honest grader: the working answer won %d of %d against a stub", refWins, n)
 	}
 	_, genWins, n := count("sim:self-preferring")
 	if float64(genWins) < 0.6*float64(n) {
-		t.Fatalf("self-preferring judge: the broken generated program won only %d of %d", genWins, n)
+		t.Fatalf("self-preferring grader: its own stub won only %d of %d", genWins, n)
 	}
 }
 
-// The simulated critic names what the perturbation rules did.
+// The simulated critic names what it sees in the answer and what running
+// it found.
 func TestSimulatedCritic(t *testing.T) {
 	req, err := acr.CriticRequest("sim", acr.CriticInput{Instruction: "f adds one.",
-		Answer:    "```python\n# [simulated] generator sample: quality 1 (rules: py_wrong_operator)\ndef f(x):\n    return x - 1\n```",
+		Answer:    "```python\ndef f(x):\n    # your code here\n    pass\n```",
 		Reference: "```python\ndef f(x):\n    return x + 1\n```", TestResult: "tests: failed"})
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +137,7 @@ func TestSimulatedCritic(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, why := acr.ParseCritique(resp)
-	if why != "" || !strings.HasPrefix(c, sim.Label) || !strings.Contains(c, "tests: failed") || !strings.Contains(c, "corrected answer") {
+	if why != "" || !strings.HasPrefix(c, sim.Label) || !strings.Contains(c, "stub") || !strings.Contains(c, "tests: failed") || !strings.Contains(c, "corrected answer") {
 		t.Fatalf("critique %q (%s)", c, why)
 	}
 }

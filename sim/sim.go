@@ -34,12 +34,9 @@ var Info = llm.ProviderInfo{
 	New:   func(llm.ProviderConfig) (llm.Provider, error) { return Model{}, nil },
 }
 
-// Model is the simulated model. Knows, when set, is what its generator
-// knows (see InfoWith); the model name "self-preferring" makes its
-// pairwise judge favour generated answers.
-type Model struct {
-	Knows *Knowledge
-}
+// Model is the simulated model. Its name carries the roles' parameters
+// (see package sim/roles), e.g. "sim:teacher-error=0.5".
+type Model struct{}
 
 var _ llm.Provider = Model{}
 
@@ -55,26 +52,24 @@ func (m Model) Complete(ctx context.Context, name string, req *llm.Request) (*ll
 	seed := sha256.Sum256(b)
 	g := &gen{state: binary.LittleEndian.Uint64(seed[:8])}
 	resp := &llm.Response{ModelVersion: "sim", FinishReason: "stop"}
-	if req.Schema == nil {
-		if text, ok := generate(req, m.Knows); ok {
-			resp.Text = text
-			return withUsage(resp, req), nil
-		}
-	}
 	cfg, err := roles.ParseConfig(name)
 	if err != nil {
 		return nil, llm.Fatal(err)
 	}
-	if text, ok := programAnswer(g, cfg, req); ok {
-		resp.Text = text
-		return withUsage(resp, req), nil
-	}
-	if req.Schema != nil {
-		if text, ok := judgeAnswer(g, req); ok {
+	if req.Schema == nil {
+		if text, ok := roles.Generate(req); ok {
 			resp.Text = text
 			return withUsage(resp, req), nil
 		}
+	}
+	if req.Schema != nil {
+		// The roles that stand for a model first (they answer only
+		// requests of theirs), then the world's judge of patches.
 		if text, ok := roles.Answer(cfg, req); ok {
+			resp.Text = text
+			return withUsage(resp, req), nil
+		}
+		if text, ok := judgeAnswer(g, req); ok {
 			resp.Text = text
 			return withUsage(resp, req), nil
 		}

@@ -3,6 +3,7 @@ package sim_test
 import (
 	"context"
 	"fmt"
+	"github.com/gavelhq/gavel/acr"
 	"testing"
 
 	"github.com/gavelhq/gavel/bench/perturb"
@@ -55,6 +56,25 @@ func roleRequests(t *testing.T) []*llm.Request {
 			t.Fatal(err)
 		}
 		reqs = append(reqs, ar)
+	}
+	pw, _ := judge.Load("pointwise5")
+	pp, _ := judge.Load("pairwise")
+	for i, in := range humanEval(t, 6) {
+		gr := acr.GeneratorRequest("sim", acr.GeneratorSystem(), in.Instruction, 0.8, 0, i+1)
+		ans, err := sim.Model{}.Complete(context.Background(), "", gr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sr, _ := pw.Request("sim", judge.Input{Instruction: in.Instruction, Candidate: ans.Text})
+		ab, ba, err := acr.PairwiseRequests(pp, "sim:self-preferring", in, ans.Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cr, err := acr.CriticRequest("sim", acr.CriticInput{Instruction: in.Instruction, Answer: ans.Text, Reference: in.Reference, TestResult: "tests: failed"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, gr, sr, ab, ba, cr)
 	}
 	for _, spec := range perturb.LLMRuleSpecs {
 		req, err := perturb.LLMRequest(spec, "go", "sim", "package main\n\nfunc Sum(xs []int) int {\n\ts := 0\n\tfor i := 0; i < len(xs); i++ {\n\t\ts += xs[i]\n\t}\n\treturn s\n}\n")
@@ -112,12 +132,16 @@ func TestPermutedWorldGivesIdenticalAnswers(t *testing.T) {
 	after := answers(t, reqs)
 	kinds := map[string]int{}
 	for i := range reqs {
-		kinds[reqs[i].Schema.Name]++
+		if reqs[i].Schema == nil {
+			kinds["generator"]++
+		} else {
+			kinds[reqs[i].Schema.Name]++
+		}
 		if before[i] != after[i] {
-			t.Errorf("request %d (%s) answered differently in the permuted world:\n%s\n%s", i, reqs[i].Schema.Name, before[i], after[i])
+			t.Errorf("request %d answered differently in the permuted world:\n%s\n%s", i, before[i], after[i])
 		}
 	}
-	for _, k := range []string{"verdict", "rubric", "teacher_decision", "edit_proposals", "revised_prompt_binary", "revised_prompt_rubric", "perturbed_program"} {
+	for _, k := range []string{"verdict", "rubric", "teacher_decision", "edit_proposals", "revised_prompt_binary", "revised_prompt_rubric", "perturbed_program", "generator", "scores", "preference", "critique"} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s request was checked", k)
 		}

@@ -18,7 +18,6 @@ import (
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/report"
-	"github.com/gavelhq/gavel/sim"
 	"github.com/gavelhq/gavel/store/sqlite"
 )
 
@@ -204,13 +203,7 @@ func (a *app) acrSetup(ctx context.Context, f *acrFlags, prog *stageProgress) (*
 			return nil, usageError{err}
 		}
 	}
-	// The simulated generator knows the references, as a real model knows
-	// what it was trained on.
-	know := sim.NewKnowledge()
-	for _, in := range ins {
-		know.Learn(in.Instruction, in.Language, acr.ExtractCode(in.Reference, in.Language))
-	}
-	reg := registryWith(know)
+	reg := registry()
 	db, err := a.openStore(ctx)
 	if err != nil {
 		return nil, err

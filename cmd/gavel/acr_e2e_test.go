@@ -94,14 +94,14 @@ func TestACRRoundOnHumanEval(t *testing.T) {
 		switch strings.Join(roles, ",") {
 		case "system,user,assistant":
 			single++
-			if !strings.Contains(rec.Messages[2].Content, "generator sample") {
+			if !strings.HasPrefix(rec.Messages[2].Content, sim.Label) {
 				t.Fatalf("record %d: a single-turn record's answer must be the sample", i)
 			}
 		case "system,user,assistant,user,assistant":
 			two++
 			m := rec.Messages
 			if *m[2].Weight != 0 || *m[4].Weight != 1 || !strings.Contains(m[3].Content, sim.Label) ||
-				strings.Contains(m[4].Content, "generator sample") || !strings.HasPrefix(m[4].Content, "```python\n") {
+				!strings.HasPrefix(m[2].Content, sim.Label) || strings.Contains(m[4].Content, sim.Label) || !strings.HasPrefix(m[4].Content, "```python\n") {
 				t.Fatalf("record %d: two-turn record %+v", i, m)
 			}
 		default:
@@ -180,7 +180,7 @@ func TestACRRoundOnHumanEval(t *testing.T) {
 	}
 	moved := 0
 	for _, in := range next {
-		if strings.Contains(in.Reference, "generator sample") {
+		if strings.HasPrefix(in.Reference, sim.Label) {
 			moved++
 		}
 	}
@@ -244,17 +244,20 @@ func TestACRRoundOnHumanEval(t *testing.T) {
 	}
 	t.Logf("[simulated] judge check over %d pairs: agreement %.2f (honest) vs %.2f (self-preferring); self-preference %.2f",
 		h.Pairs, *h.Agreement.Value, *b.Agreement.Value, *b.SelfPreference.Value)
-	// Thresholds are configurable.
-	loose := check("sim:self-preferring", "--min-agreement", "0.01", "--max-self-preference", "0.99")
+	// Thresholds are configurable: the honest judge, flagged at the
+	// default 85% agreement, is not under loose ones.
+	if !strings.Contains(strings.Join(h.Flags, "\n"), "agreement with the tests") {
+		t.Fatalf("the honest simulated judge agrees with the tests %.2f, yet is not flagged at 85%%: %q", *h.Agreement.Value, h.Flags)
+	}
+	loose := check("sim", "--min-agreement", "0.01", "--max-self-preference", "0.99")
 	if len(loose.Check.Flags) != 0 {
 		t.Fatalf("flags with loose thresholds: %q", loose.Check.Flags)
 	}
 }
 
 // knownInstructions writes the first n HumanEval problems as instructions
-// with `gavel acr instructions`, reads them back, and returns the file and
-// what a simulated generator knows of them (their references).
-func knownInstructions(t *testing.T, db, dir string, n int) (string, *sim.Knowledge) {
+// with `gavel acr instructions`, reads them back, and returns the file.
+func knownInstructions(t *testing.T, db, dir string, n int) string {
 	t.Helper()
 	ins := filepath.Join(dir, "instructions.jsonl")
 	mustGavel(t, db, "acr", "instructions", "--from", humanEvalFile, "--format", "humaneval", "--limit", fmt.Sprint(n), "-o", ins)
@@ -267,11 +270,7 @@ func knownInstructions(t *testing.T, db, dir string, n int) (string, *sim.Knowle
 	if err != nil || len(list) != n || list[0].Tests == "" || list[0].Language != "python" {
 		t.Fatalf("instructions: %v %+v", err, list)
 	}
-	know := sim.NewKnowledge()
-	for _, in := range list {
-		know.Learn(in.Instruction, in.Language, acr.ExtractCode(in.Reference, in.Language))
-	}
-	return ins, know
+	return ins
 }
 
 // TestACROfflineThroughBatchFiles runs a round offline with an OpenAI
@@ -281,8 +280,8 @@ func knownInstructions(t *testing.T, db, dir string, n int) (string, *sim.Knowle
 func TestACROfflineThroughBatchFiles(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "gavel.db")
-	ins, know := knownInstructions(t, db, dir, 4)
-	answer := simAnswerWith(t, sim.Model{Knows: know})
+	ins := knownInstructions(t, db, dir, 4)
+	answer := simAnswerWith(t, sim.Model{})
 	out := filepath.Join(dir, "round.jsonl")
 	args := []string{"acr", "--instructions", ins, "--model", "openai:gen", "--n", "3", "--offline", "-o", out, "--json"}
 	rounds := 0
@@ -319,12 +318,12 @@ func TestACROfflineThroughBatchFiles(t *testing.T) {
 func TestACRRolesOnTheirOwnServers(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "gavel.db")
-	ins, know := knownInstructions(t, db, dir, 4)
+	ins := knownInstructions(t, db, dir, 4)
 	gen, judges, critic := llmtest.NewOpenAI(), llmtest.NewOpenAI(), llmtest.NewAnthropic()
 	defer gen.Close()
 	defer judges.Close()
 	defer critic.Close()
-	gen.Answer = simAnswerWith(t, sim.Model{Knows: know})
+	gen.Answer = simAnswerWith(t, sim.Model{})
 	gen.FaultFor = func(c *llmtest.Call) llmtest.Fault {
 		if c.N%4 == 1 {
 			return llmtest.RateLimited
@@ -390,10 +389,10 @@ func TestACRRolesOnTheirOwnServers(t *testing.T) {
 // sent again and that the dataset is the one an uninterrupted round writes.
 func TestACRResumesAfterAKill(t *testing.T) {
 	dir := t.TempDir()
-	ins, know := knownInstructions(t, filepath.Join(dir, "x.db"), dir, 3)
+	ins := knownInstructions(t, filepath.Join(dir, "x.db"), dir, 3)
 	srv := llmtest.NewOpenAI()
 	defer srv.Close()
-	srv.Answer = simAnswerWith(t, sim.Model{Knows: know})
+	srv.Answer = simAnswerWith(t, sim.Model{})
 	srv.Latency = 100 * time.Millisecond
 	run := func(db, out string) *exec.Cmd {
 		c := exec.Command(gavelBin, "--db", db, "acr", "--instructions", ins, "--model", "openai:m", "--base-url", srv.URL+"/v1",

@@ -16,14 +16,11 @@ import (
 )
 
 // registry lists the model providers gavel knows.
-func registry() *llm.Registry { return registryWith(nil) }
-
-// registryWith is registry with a simulated generator that knows k.
-func registryWith(k *sim.Knowledge) *llm.Registry {
+func registry() *llm.Registry {
 	r := llm.NewRegistry()
 	r.Register(openai.Info)
 	r.Register(anthropic.Info)
-	r.Register(sim.InfoWith(k))
+	r.Register(sim.Info)
 	return r
 }
 

@@ -1,6 +1,7 @@
 // Package roles holds the simulated model's roles that stand for a real
-// model: the informed teacher, the edit proposer, the edit applier and the
-// perturbation applier. Each answers from the text of its request alone,
+// model: the informed teacher, the edit proposer, the edit applier, the
+// perturbation applier, and for training data the generator, the program
+// graders and the critic. Each answers from the text of its request alone,
 // the way a real model must: it perceives what it can in the fenced data,
 // holds beliefs and wording of its own, and can be wrong.
 //
@@ -21,6 +22,9 @@
 //   - random-rules: the proposer ignores the disagreement and proposes
 //     rules drawn at random from plausible review advice (the random_rules
 //     control).
+//   - self-preferring: the pairwise program grader favours answers written
+//     in the simulated generator's own style (the ACR judge check's biased
+//     judge).
 //
 // Beyond these, the teacher's perception (which traits a plain read
 // notices, and that a reference makes the hunks outside its scope stand
@@ -52,6 +56,9 @@ type Config struct {
 	// answers (used by the ACR judge check).
 	SelfPreferring bool
 }
+
+// Malformed is how often a program grader's first answer is not JSON.
+const Malformed = 0.03
 
 // DefaultTeacherError is the teacher's error rate unless the model name
 // sets one.
@@ -91,6 +98,15 @@ func Answer(cfg Config, req *llm.Request) (text string, ok bool) {
 	}
 	g := Seeded(req)
 	p := Read(req)
+	if out, ok := programAnswer(cfg, g, p, req); ok {
+		// Now and then a grader's first answer is not JSON, as with real
+		// models, so the invalid path is exercised.
+		if !p.Repair && req.Schema.Name != "critique" && g.Float() < Malformed {
+			return Label + " " + req.Schema.Name + ": hard to say", true
+		}
+		b, _ := json.Marshal(out)
+		return string(b), true
+	}
 	var out any
 	switch req.Schema.Name {
 	case "teacher_decision":
