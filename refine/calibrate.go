@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
@@ -255,9 +256,10 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 		if err := sp.err(); err != nil {
 			return nil, err
 		}
+		props, known := NewProposals(cur.Spec, props)
 		accepted, dropped := Balance(props)
 		if len(accepted) == 0 {
-			res.StopReason = fmt.Sprintf("iteration %d: no balanced edit (%d proposals, %d unpaired dropped)", it, len(props), dropped)
+			res.StopReason = fmt.Sprintf("iteration %d: no balanced edit (%d new proposals, %d unpaired dropped, %d already in the prompt)", it, len(props), dropped, known)
 			break
 		}
 		// One applier call (and one retry) under the length cap.
@@ -427,6 +429,22 @@ func disagreements(s *judge.Spec, rs []*record.Record, vs map[string]judge.Verdi
 		}
 	}
 	return out
+}
+
+// NewProposals drops proposed reasons the prompt already carries, word for
+// word (a proposer often proposes again what an earlier iteration added),
+// and counts them.
+func NewProposals(s *judge.Spec, ps []Proposal) ([]Proposal, int) {
+	norm := func(t string) string { return strings.ToLower(strings.Join(strings.Fields(t), " ")) }
+	text := norm(PromptText(s))
+	var out []Proposal
+	for _, p := range ps {
+		if (p.Kind == FailReason || p.Kind == PassReason) && strings.TrimSpace(p.Text) != "" && strings.Contains(text, norm(p.Text)) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out, len(ps) - len(out)
 }
 
 // propose makes one proposer call per disagreement and returns all

@@ -185,3 +185,20 @@ func TestRejectedRevisionKeepsPreviousPrompt(t *testing.T) {
 		t.Fatalf("versions %d, applier calls %d, stop %q", len(res.Versions), f.calls["revised_prompt_binary"], res.StopReason)
 	}
 }
+
+// Reasons the prompt already carries, word for word (case and spacing
+// aside), are not proposed again; rewordings and other reasons are kept.
+func TestNewProposalsDropsWhatThePromptSays(t *testing.T) {
+	s, _ := judge.Load("passfail")
+	c := *s
+	c.System += "\nLessons:\n- Fail a change that drops an error check.\n"
+	ps := []refine.Proposal{
+		{Kind: refine.FailReason, Text: "fail a change that  drops an error check."},
+		{Kind: refine.PassReason, Text: "Log lines are harmless."},
+		{Kind: refine.Reword, Text: "x", Target: "Fail a change that drops an error check."},
+	}
+	out, known := refine.NewProposals(&c, ps)
+	if known != 1 || len(out) != 2 || out[0].Kind != refine.PassReason || out[1].Kind != refine.Reword {
+		t.Fatalf("%d known, kept %+v", known, out)
+	}
+}

@@ -3,11 +3,54 @@
 // labelled as simulated in everything it produces and is not evidence about
 // real models.
 //
-// This file holds the simulated model's provider, registered as "sim". It
-// answers deterministically from the request itself: judge requests (by
-// their schema: verdict, rubric, preference, scores) as the simulated
-// reviewer in judge.go; any other structured request with a schema-valid
-// answer; text requests with a short labelled text.
+// Knowledge is separated by structure. This package is the world: it owns
+// the truth (the catalogue's Effect of each signal, hidden failures,
+// non-code abandonments, in records.go) and the judge's hidden behaviour
+// (judge.go, lexicon.go). Every role that stands for a model (teacher,
+// proposer, applier, perturbation applier, generator, program graders,
+// critic) lives in package sim/roles, which cannot import this one, and
+// answers from the text of its request alone. No simulated model, the
+// judge included, reads a signal's Effect: tests turn every effect round
+// and check that every answer stays byte for byte the same.
+//
+// The world's parameters, and the demo figures each drives:
+//
+//   - The catalogue (signals.go): each signal's Effect (the truth: fatal
+//     or benign) and the rates in records.go (which signals appear, drifting
+//     over six months) decide the records' outcomes together with
+//     FatalFailRate, HiddenFailRate, NonCodeRate and DraftRate. They set
+//     the label mix, the share of failures no one can explain (so the
+//     teacher's abstentions on failures) and the drift study.
+//   - The judge's perception of each signal: Naive (how often a reviewer
+//     who noticed it and was told nothing about it fails the change for
+//     it; negative: reassurance), Visible (how often it is noticed without
+//     a reference) and Check (the rubric check it bears on). With the
+//     built-in prompts they set the original prompts' Scott's pi; Visible
+//     also sets how much hiding the reference costs the calibrated judge.
+//   - The judge's reading of its prompt (lexicon.go): its own lexicon of
+//     what sentences talk about, the cues of stance, and how reliably it
+//     follows a rule by how sharply the rule names what it sees
+//     (QuotedCode, Named, VaguelyNear). They decide how much a calibrated
+//     prompt can gain and why vague or unrelated rules gain little.
+//   - The judge's noise: NoiseFlip, Malformed, MalformedRepair and
+//     SpuriousCheck bound every judge's agreement and exercise invalid
+//     answers.
+//   - The roles' parameters (package sim/roles, set in the model name):
+//     teacher-error (default 0.1) with the teacher's own perception (how
+//     obvious each trait is; against a reference, hunks outside its scope
+//     are read closely) sets the teacher's kept, abstained and corrected
+//     counts, the abstention on failures with and without the reference,
+//     what the noise study leaves, and the unreliable_teacher control
+//     (teacher-error=0.5); random-rules makes the random_rules control.
+//
+// No constant sets a study's outcome: the reference ablation and the noise
+// study come out of the teacher's perception and beliefs meeting the
+// records.
+//
+// This file holds the simulated model's provider, registered as "sim",
+// which routes each request to the role it is for, or to the world's
+// judge, and answers any other structured request with a schema-valid
+// answer and text requests with a short labelled text.
 package sim
 
 import (

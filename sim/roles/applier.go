@@ -99,6 +99,9 @@ func apply(p Prompt, req *llm.Request) map[string]any {
 		case "reword":
 			system = strings.Replace(system, e.target, e.text, 1)
 		default:
+			if strings.Contains(system, e.text) || inChecks(checks, e.text) {
+				break // already there
+			}
 			if i := bestCheck(checks, e.text); i >= 0 {
 				checks[i]["question"] += " " + e.text
 				break
@@ -158,6 +161,15 @@ func stem(w string) string {
 		}
 	}
 	return w
+}
+
+func inChecks(checks []map[string]string, text string) bool {
+	for _, c := range checks {
+		if strings.Contains(c["question"], text) {
+			return true
+		}
+	}
+	return false
 }
 
 func cloneChecks(cs []map[string]string) []map[string]string {
