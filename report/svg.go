@@ -142,7 +142,14 @@ type Interval struct {
 // IntervalChart draws values as dots with their intervals as whiskers, on
 // a shared axis from lo to hi.
 func IntervalChart(title string, rows []Interval, lo, hi float64) template.HTML {
-	const w, left, right, rowH, top = 560.0, 150.0, 30.0, 24.0, 30.0
+	const right, rowH, top = 30.0, 24.0, 30.0
+	// Room on the left for the longest name (about 6.5 px a character at
+	// 11 px), at least 150 px.
+	left := 150.0
+	for _, r := range rows {
+		left = math.Max(left, 16+6.5*float64(len([]rune(r.Name))))
+	}
+	w := left + 380 + right
 	h := top + rowH*float64(len(rows)) + 30
 	pw := w - left - right
 	sx := func(x float64) float64 { return left + (math.Max(lo, math.Min(hi, x))-lo)/(hi-lo)*pw }
