@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/gavelhq/gavel/llm"
@@ -42,12 +44,30 @@ type templateData struct {
 }
 
 // Fence wraps untrusted text in <tag>...</tag> so a model reads it as data.
-// Any opening or closing of the same tag inside the text is escaped, so
-// the text cannot end its fence early or open a new one.
+// Any opening or closing of the same tag inside the text, in any case and
+// with any spacing ("</CANDIDATE>", "< /Candidate >"), is escaped, so the
+// text cannot end its fence early or open a new one.
 func Fence(tag, text string) string {
-	text = strings.ReplaceAll(text, "</"+tag, "<\\/"+tag)
-	text = strings.ReplaceAll(text, "<"+tag, "<\\"+tag)
+	text = fenceEscaper(tag).ReplaceAllString(text, `<\$1`)
 	return "<" + tag + ">\n" + strings.TrimRight(text, "\n") + "\n</" + tag + ">"
+}
+
+var (
+	escapersMu sync.Mutex
+	escapers   = map[string]*regexp.Regexp{}
+)
+
+// fenceEscaper matches "<", optional spaces and "/", then the tag as a
+// whole word, in any case.
+func fenceEscaper(tag string) *regexp.Regexp {
+	escapersMu.Lock()
+	defer escapersMu.Unlock()
+	re := escapers[tag]
+	if re == nil {
+		re = regexp.MustCompile(`(?i)<(\s*/?\s*` + regexp.QuoteMeta(tag) + `)\b`)
+		escapers[tag] = re
+	}
+	return re
 }
 
 func (s *Spec) templates() ([2]*template.Template, error) {

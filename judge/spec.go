@@ -19,6 +19,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gavelhq/gavel/record"
 )
 
 // Kind is what a judge decides.
@@ -207,7 +209,10 @@ func checkInputs(k Kind, inputs []string) error {
 		return fmt.Errorf("inputs: %s must be among them", required)
 	}
 	for _, in := range inputs {
-		if k != Pairwise && k != Pointwise && strings.HasPrefix(in, "context.") && len(in) > len("context.") {
+		if key, ok := strings.CutPrefix(in, "context."); ok && k != Pairwise && k != Pointwise && key != "" {
+			if !record.ValidContextKey(key) {
+				return fmt.Errorf("inputs: %q: a context key uses only letters, digits, _ and -", in)
+			}
 			continue
 		}
 		if !slices.Contains(allowed, in) {

@@ -96,6 +96,8 @@ func TestNativeDecode(t *testing.T) {
 		{name: "bad time", line: `{"id":"r","task":"t","candidate":"c","outcome":{"status":"passed","at":"yesterday"}}`, errWant: "RFC 3339", field: "outcome.at"},
 		{name: "wrong type", line: `{"id":"r","task":5,"candidate":"c","outcome":{"status":"passed"}}`, errWant: "want a string", field: "task"},
 		{name: "wrong nested type", line: `{"id":"r","task":"t","candidate":"c","context":{"x":1},"outcome":{"status":"passed"}}`, errWant: "want a string", field: "context"},
+		{name: "context key that would break a tag", line: `{"id":"r","task":"t","candidate":"c","context":{"a</x>":"1"},"outcome":{"status":"passed"}}`, errWant: `key "a</x>"`, field: "context"},
+		{name: "context key with a space", line: `{"id":"r","task":"t","candidate":"c","context":{"test output":"1"},"outcome":{"status":"passed"}}`, errWant: "letters, digits", field: "context"},
 		{name: "unknown field", line: `{"id":"r","task":"t","candidate":"c","outcome":{"status":"passed"},"extra":1}`, errWant: "unknown field", field: "extra"},
 		{name: "malformed JSON", line: `{"id":"r","task":`, errWant: "invalid JSON"},
 		{name: "not an object", line: `[1,2]`, errWant: "want an object"},

@@ -172,6 +172,22 @@ func statusOf(l Label, src Source) Status {
 // status from the label and source, the source from the status), puts Meta
 // into canonical form, and validates the result. The error, if any, is a
 // *FieldError.
+const maxContextKey = 64
+
+// ValidContextKey reports whether a context key is safe to name a prompt
+// input (and its fence tag): letters, digits, _ and -, at most 64.
+func ValidContextKey(k string) bool {
+	if k == "" || len(k) > maxContextKey {
+		return false
+	}
+	for _, c := range k {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 func (r *Record) Normalize() error {
 	if strings.TrimSpace(r.ID) == "" {
 		return fieldErr("id", "missing or empty")
@@ -188,6 +204,9 @@ func (r *Record) Normalize() error {
 	for k := range r.Context {
 		if strings.TrimSpace(k) == "" {
 			return fieldErr("context", "empty key")
+		}
+		if !ValidContextKey(k) {
+			return fieldErr("context", "key %q: use only letters, digits, _ and - (at most %d), since it names the input in prompts", k, maxContextKey)
 		}
 	}
 	if len(r.Context) == 0 {
