@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"text/template"
@@ -455,6 +456,21 @@ func estimateTokens(req *Request) int {
 	return chars/4 + 1 + out
 }
 
+// Dollars formats an amount of money with the digits it needs: cents
+// from a dollar up, else four significant digits ($0.0001, $0.01234), so
+// a small budget never prints as $0.00.
+func Dollars(v float64) string {
+	switch {
+	case v == 0:
+		return "$0"
+	case math.Abs(v) >= 1:
+		return fmt.Sprintf("$%.2f", v)
+	}
+	d := int(-math.Floor(math.Log10(math.Abs(v)))) + 3
+	t := strings.TrimRight(strconv.FormatFloat(v, 'f', d, 64), "0")
+	return "$" + strings.TrimSuffix(t, ".")
+}
+
 // reserve holds the worst-case cost of a call against the budget. The
 // returned function releases it and books the actual cost.
 func (s *Service) reserve(req *Request) (func(*Response), error) {
@@ -478,8 +494,8 @@ func (s *Service) reserve(req *Request) (func(*Response), error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.spent+s.reserved+worst > s.opt.MaxCost {
-		return nil, fmt.Errorf("%w: $%.4f spent, $%.4f in flight, and the next call may cost up to $%.4f (budget $%.2f)",
-			ErrBudget, s.spent, s.reserved, worst, s.opt.MaxCost)
+		return nil, fmt.Errorf("%w: %s spent, %s in flight, and the next call may cost up to %s (budget %s)",
+			ErrBudget, Dollars(s.spent), Dollars(s.reserved), Dollars(worst), Dollars(s.opt.MaxCost))
 	}
 	s.reserved += worst
 	return func(r *Response) {

@@ -539,3 +539,62 @@ func TestNoCacheReadsStillWrites(t *testing.T) {
 		t.Fatalf("the written answer was not used: %+v %v", r, err)
 	}
 }
+
+func TestDollars(t *testing.T) {
+	for v, want := range map[float64]string{0: "$0", 0.0001: "$0.0001", 0.012345: "$0.01235", 0.5: "$0.5", 1: "$1.00", 12.345: "$12.35"} {
+		if got := llm.Dollars(v); got != want {
+			t.Errorf("Dollars(%v) = %s, want %s", v, got, want)
+		}
+	}
+}
+
+// When the budget runs out, the calls already sent finish and are cached:
+// every answer the provider billed is kept, and reruns under the same
+// budget send only what was never answered (issue 13, defect 1).
+func TestBudgetStopKeepsInFlightAnswers(t *testing.T) {
+	srv := llmtest.NewOpenAI()
+	defer srv.Close()
+	srv.Latency = 20 * time.Millisecond
+	cache := newCache(t)
+	var reqs []*llm.Request
+	for i := range 60 {
+		r := ask("openai:priced-1", fmt.Sprint("question ", i))
+		r.MaxTokens = 100
+		reqs = append(reqs, r)
+	}
+	for run := range 4 {
+		opt := options(srv, "openai", &sleeps{})
+		opt.Prices = &llm.PriceTable{Models: map[string]llm.Price{"openai:priced*": {Input: 1000, Output: 1000}}}
+		// About four calls' worst case: with eight workers the budget runs
+		// out while calls are in flight.
+		opt.MaxCost = 0.45
+		svc := llm.NewService(registry(), cache, opt)
+		_, err := llm.ForEach(context.Background(), len(reqs), 8, nil, func(ctx context.Context, i int) error {
+			_, err := svc.Complete(ctx, reqs[i])
+			return err
+		})
+		if run < 3 && !errors.Is(err, llm.ErrBudget) {
+			t.Fatalf("run %d: %v, want the budget to run out", run, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "budget $0.45") {
+			t.Fatalf("run %d: the budget is not shown: %v", run, err)
+		}
+		st, err := cache.Stats(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Entries != srv.Count() {
+			t.Fatalf("run %d: the provider answered %d calls, %d are cached: paid answers were lost", run, srv.Count(), st.Entries)
+		}
+	}
+	seen := map[string]int{}
+	for _, c := range srv.Calls() {
+		seen[c.LastUser]++
+		if seen[c.LastUser] > 1 {
+			t.Fatalf("%q was sent twice across the reruns", c.LastUser)
+		}
+	}
+	if len(seen) < 8 {
+		t.Fatalf("only %d calls over four runs", len(seen))
+	}
+}

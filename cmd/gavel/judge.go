@@ -214,8 +214,8 @@ func simTag(model string) string {
 }
 
 func (a *app) printCalls(st llm.RunStats) {
-	fmt.Fprintf(a.stderr, "model calls: %d requests, %d from the cache, %d sent (%d retries, %d repairs), %d input and %d output tokens, $%.4f\n",
-		st.Requests, st.CacheHits, st.Sent, st.Retries, st.Repairs, st.Usage.InputTokens, st.Usage.OutputTokens, st.Cost)
+	fmt.Fprintf(a.stderr, "model calls: %d requests, %d from the cache, %d sent (%d retries, %d repairs), %d input and %d output tokens, %s\n",
+		st.Requests, st.CacheHits, st.Sent, st.Retries, st.Repairs, st.Usage.InputTokens, st.Usage.OutputTokens, llm.Dollars(st.Cost))
 }
 
 // evalFlags add eval's own flags.
