@@ -93,7 +93,8 @@ func (p *Provider) quirksFor(model string) *quirks {
 func (p *Provider) Complete(ctx context.Context, name string, req *llm.Request) (*llm.Response, error) {
 	q := p.quirksFor(name)
 	for range 4 {
-		params, err := Params(name, req, q.snapshot())
+		sent := q.snapshot()
+		params, err := Params(name, req, sent)
 		if err != nil {
 			return nil, llm.Fatal(err)
 		}
@@ -103,7 +104,7 @@ func (p *Provider) Complete(ctx context.Context, name string, req *llm.Request) 
 		cc, err := p.client.Chat.Completions.New(ctx, params, capture)
 		if err != nil {
 			apiErr := toAPIError(err, seen.Status, seen.Header)
-			if apiErr != nil && learn(q, apiErr) {
+			if apiErr != nil && learn(q, sent, apiErr) {
 				continue
 			}
 			if apiErr != nil {
@@ -142,8 +143,11 @@ func toAPIError(err error, status int, header http.Header) *llm.APIError {
 }
 
 // learn records what a 400-class refusal says the model does not accept,
-// and reports whether the request should be sent again adapted.
-func learn(q *quirks, e *llm.APIError) bool {
+// and reports whether the request, which was sent with the quirks sent,
+// should be sent again adapted. A refusal of something the request
+// carried is worth a retry even when a concurrent request has already
+// taught the provider the same lesson.
+func learn(q *quirks, sent Quirks, e *llm.APIError) bool {
 	if e.Status != http.StatusBadRequest && e.Status != http.StatusUnprocessableEntity && e.Status != http.StatusNotImplemented {
 		return false
 	}
@@ -152,13 +156,13 @@ func learn(q *quirks, e *llm.APIError) bool {
 	defer q.mu.Unlock()
 	k := &q.q
 	switch {
-	case !k.NoSchema && (e.Param == "response_format" || strings.Contains(text, "response_format") || strings.Contains(text, "json_schema")):
+	case !sent.NoSchema && (e.Param == "response_format" || strings.Contains(text, "response_format") || strings.Contains(text, "json_schema")):
 		k.NoSchema = true
-	case !k.MaxCompletionTokens && (e.Param == "max_tokens" || strings.Contains(text, "max_completion_tokens")):
+	case !sent.MaxCompletionTokens && (e.Param == "max_tokens" || strings.Contains(text, "max_completion_tokens")):
 		k.MaxCompletionTokens = true
-	case !k.NoTemperature && (e.Param == "temperature" || strings.Contains(text, "temperature")):
+	case !sent.NoTemperature && (e.Param == "temperature" || strings.Contains(text, "temperature")):
 		k.NoTemperature = true
-	case !k.NoSeed && e.Param == "seed":
+	case !sent.NoSeed && e.Param == "seed":
 		k.NoSeed = true
 	default:
 		return false

@@ -3,6 +3,7 @@ package openai_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -91,6 +92,40 @@ func TestSchemaFallback(t *testing.T) {
 	}
 	if n := srv.Count(); n != 3 {
 		t.Fatalf("the limit was not remembered: %d calls", n)
+	}
+}
+
+// Requests already in flight when the first refusal teaches the fallback
+// are refused too; each must be sent again with the fallback, none lost
+// (issue 13, defect 2).
+func TestSchemaFallbackUnderConcurrency(t *testing.T) {
+	srv := llmtest.NewOpenAI()
+	defer srv.Close()
+	srv.RejectSchema = true
+	srv.Latency = 20 * time.Millisecond
+	srv.Answer = func(*llmtest.Call) string { return `{"verdict": "pass"}` }
+	svc := service(t, srv.URL+"/v1")
+	const n = 40
+	res, err := llm.ForEach(context.Background(), n, 16, nil, func(ctx context.Context, i int) error {
+		r := request()
+		r.Messages[1].Content = fmt.Sprintf("Is change %d right?", i)
+		resp, err := svc.Complete(ctx, r)
+		if err == nil && (resp.Invalid || string(resp.JSON) != `{"verdict":"pass"}`) {
+			err = fmt.Errorf("answer %d: %+v", i, resp)
+		}
+		return err
+	})
+	if err != nil || len(res.Failed) != 0 {
+		t.Fatalf("%d of %d requests failed: %v %v", len(res.Failed), n, res.Failed, err)
+	}
+	refused := 0
+	for _, c := range srv.Calls() {
+		if strings.Contains(string(c.Body), "response_format") {
+			refused++
+		}
+	}
+	if refused < 2 || srv.Count() != n+refused {
+		t.Fatalf("%d calls for %d requests, %d refused: the test did not catch requests in flight", srv.Count(), n, refused)
 	}
 }
 
