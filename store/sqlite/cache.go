@@ -64,15 +64,19 @@ func (c *cache) Put(ctx context.Context, e *llm.Entry) error {
 	}
 	now := (*DB)(c).timestamp()
 	r := e.Response
-	_, err = c.db.ExecContext(ctx, `INSERT INTO llm_cache
+	// An answer was paid for: wait out any lock rather than lose it.
+	err = retryBusy(ctx, func() error {
+		_, err := c.db.ExecContext(ctx, `INSERT INTO llm_cache
 		(key, provider, model, request, response, input_tokens, output_tokens, cached_tokens, cost_usd, latency_ms, created_at, answered_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (key) DO UPDATE SET response = excluded.response,
 			input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
 			cached_tokens = excluded.cached_tokens, cost_usd = excluded.cost_usd,
 			latency_ms = excluded.latency_ms, answered_at = excluded.answered_at`,
-		e.Key, e.Provider, e.Model, string(req), string(resp), r.Usage.InputTokens, r.Usage.OutputTokens,
-		r.Usage.CachedTokens, r.Cost, r.Latency.Milliseconds(), now, now)
+			e.Key, e.Provider, e.Model, string(req), string(resp), r.Usage.InputTokens, r.Usage.OutputTokens,
+			r.Usage.CachedTokens, r.Cost, r.Latency.Milliseconds(), now, now)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("store answer %.12s: %w", e.Key, err)
 	}

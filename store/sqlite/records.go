@@ -11,40 +11,78 @@ import (
 	"github.com/gavelhq/gavel/record"
 )
 
-// Import implements record.Store: fn's writes share one transaction, which
-// is rolled back if fn (or the context) fails.
+// stagingBatch is how many records an import holds in memory before it
+// stages them.
+const stagingBatch = 2000
+
+// Import implements record.Store. fn's records are checked against the
+// store and staged in a temporary table of the import's own connection
+// (which takes no lock on the store), then moved into records in one short
+// transaction; if fn, the context or the move fails, nothing is imported.
+// So an import is atomic for the user, yet never holds the write lock for
+// longer than the move, and a command running beside it is not locked out.
 func (db *DB) Import(ctx context.Context, fn func(record.Writer) error) error {
-	return db.inTx(ctx, func(tx *sql.Tx) error {
-		w := &recordWriter{db: db, tx: tx}
-		defer w.close()
-		var err error
-		if w.get, err = tx.PrepareContext(ctx, `SELECT body FROM records WHERE id = ?`); err != nil {
-			return err
-		}
-		if w.ins, err = tx.PrepareContext(ctx, `INSERT INTO records
-			(id, content_hash, body, label, status, source, grp, at_unix_ns, imported_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
-			return err
-		}
-		if err := fn(w); err != nil {
-			return err
-		}
-		return ctx.Err()
-	})
+	conn, err := db.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `CREATE TEMP TABLE import_staging (
+		seq          INTEGER PRIMARY KEY,
+		id           TEXT    NOT NULL UNIQUE,
+		content_hash TEXT    NOT NULL,
+		body         TEXT    NOT NULL,
+		label        TEXT    NOT NULL,
+		status       TEXT    NOT NULL,
+		source       TEXT    NOT NULL,
+		grp          TEXT    NOT NULL,
+		at_unix_ns   INTEGER)`); err != nil {
+		return fmt.Errorf("import: staging table: %w", err)
+	}
+	// The connection goes back to the pool: leave no table behind.
+	defer conn.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS temp.import_staging`)
+	get, err := conn.PrepareContext(ctx, `SELECT body FROM main.records WHERE id = ?`)
+	if err != nil {
+		return err
+	}
+	defer get.Close()
+	w := &recordWriter{db: db, conn: conn, get: get, staged: map[string]string{}}
+	err = fn(w)
+	if err == nil {
+		err = w.flush(ctx)
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return err
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	if err := w.move(ctx, tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
 }
 
 type recordWriter struct {
-	db       *DB
-	tx       *sql.Tx
-	get, ins *sql.Stmt
+	db   *DB
+	conn *sql.Conn
+	get  *sql.Stmt
+	// staged maps each staged record's id to its content hash.
+	staged map[string]string
+	batch  []stagedRow
 }
 
-func (w *recordWriter) close() {
-	for _, s := range []*sql.Stmt{w.get, w.ins} {
-		if s != nil {
-			s.Close()
-		}
-	}
+type stagedRow struct {
+	id, hash, body, label, status, source, grp string
+	at                                         any
 }
 
 func (w *recordWriter) Put(ctx context.Context, r *record.Record) (record.PutResult, error) {
@@ -52,18 +90,24 @@ func (w *recordWriter) Put(ctx context.Context, r *record.Record) (record.PutRes
 	if err != nil {
 		return 0, fmt.Errorf("encode record %q: %w", r.ID, err)
 	}
+	hash := record.Hash(body)
+	if h, ok := w.staged[r.ID]; ok {
+		if h == hash {
+			return record.Unchanged, nil
+		}
+		old, err := w.stagedBody(ctx, r.ID)
+		if err != nil {
+			return 0, err
+		}
+		return 0, conflict(r, old)
+	}
 	var stored string
 	switch err := w.get.QueryRowContext(ctx, r.ID).Scan(&stored); {
 	case err == nil:
 		if stored == string(body) {
 			return record.Unchanged, nil
 		}
-		var old record.Record
-		if err := json.Unmarshal([]byte(stored), &old); err != nil {
-			return 0, fmt.Errorf("record %q: stored body unreadable: %w", r.ID, err)
-		}
-		return 0, fmt.Errorf("id %q: %w (differs in %s)", r.ID, record.ErrConflict,
-			strings.Join(record.Diff(&old, r), ", "))
+		return 0, conflict(r, stored)
 	case !errors.Is(err, sql.ErrNoRows):
 		return 0, fmt.Errorf("look up record %q: %w", r.ID, err)
 	}
@@ -71,12 +115,83 @@ func (w *recordWriter) Put(ctx context.Context, r *record.Record) (record.PutRes
 	if !r.Outcome.At.IsZero() {
 		at = r.Outcome.At.UnixNano()
 	}
-	_, err = w.ins.ExecContext(ctx, r.ID, record.Hash(body), string(body), r.Outcome.Label,
-		r.Outcome.Status, r.Outcome.Source, r.Group, at, w.db.timestamp())
-	if err != nil {
-		return 0, fmt.Errorf("insert record %q: %w", r.ID, err)
+	w.staged[r.ID] = hash
+	w.batch = append(w.batch, stagedRow{r.ID, hash, string(body), string(r.Outcome.Label),
+		string(r.Outcome.Status), string(r.Outcome.Source), r.Group, at})
+	if len(w.batch) >= stagingBatch {
+		if err := w.flush(ctx); err != nil {
+			return 0, err
+		}
 	}
 	return record.Inserted, nil
+}
+
+func conflict(r *record.Record, stored string) error {
+	var old record.Record
+	if err := json.Unmarshal([]byte(stored), &old); err != nil {
+		return fmt.Errorf("record %q: stored body unreadable: %w", r.ID, err)
+	}
+	return fmt.Errorf("id %q: %w (differs in %s)", r.ID, record.ErrConflict, strings.Join(record.Diff(&old, r), ", "))
+}
+
+// stagedBody is the body this import staged for an id: from the batch in
+// memory, else from the staging table.
+func (w *recordWriter) stagedBody(ctx context.Context, id string) (string, error) {
+	for _, b := range w.batch {
+		if b.id == id {
+			return b.body, nil
+		}
+	}
+	var body string
+	err := w.conn.QueryRowContext(ctx, `SELECT body FROM temp.import_staging WHERE id = ?`, id).Scan(&body)
+	return body, err
+}
+
+// flush stages the batch, many rows a statement. The staging table is
+// temporary, so this takes no lock on the store.
+func (w *recordWriter) flush(ctx context.Context) error {
+	const perStmt = 50
+	for start := 0; start < len(w.batch); start += perStmt {
+		rows := w.batch[start:min(start+perStmt, len(w.batch))]
+		args := make([]any, 0, 8*len(rows))
+		for _, b := range rows {
+			args = append(args, b.id, b.hash, b.body, b.label, b.status, b.source, b.grp, b.at)
+		}
+		q := `INSERT INTO temp.import_staging (id, content_hash, body, label, status, source, grp, at_unix_ns) VALUES ` +
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?), ", len(rows)), ", ")
+		if _, err := w.conn.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("stage records %q to %q: %w", rows[0].id, rows[len(rows)-1].id, err)
+		}
+	}
+	w.batch = w.batch[:0]
+	return nil
+}
+
+// move puts the staged records into records, in the order they came. A
+// record another command imported meanwhile is left as it is when it is
+// the same, and fails the import when it differs.
+func (w *recordWriter) move(ctx context.Context, tx *sql.Tx) error {
+	var id, stored, body string
+	err := tx.QueryRowContext(ctx, `SELECT s.id, r.body, s.body FROM temp.import_staging s JOIN main.records r ON r.id = s.id
+		WHERE r.body != s.body LIMIT 1`).Scan(&id, &stored, &body)
+	switch {
+	case err == nil:
+		var r record.Record
+		if err := json.Unmarshal([]byte(body), &r); err != nil {
+			return err
+		}
+		return conflict(&r, stored)
+	case !errors.Is(err, sql.ErrNoRows):
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO main.records
+		(id, content_hash, body, label, status, source, grp, at_unix_ns, imported_at)
+		SELECT s.id, s.content_hash, s.body, s.label, s.status, s.source, s.grp, s.at_unix_ns, ?
+		FROM temp.import_staging s WHERE NOT EXISTS (SELECT 1 FROM main.records r WHERE r.id = s.id)
+		ORDER BY s.seq`, w.db.timestamp()); err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	return nil
 }
 
 // Records implements record.Store.

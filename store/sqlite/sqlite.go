@@ -18,7 +18,8 @@ import (
 
 	"github.com/gavelhq/gavel/record"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 //go:embed migrations/*.sql
@@ -34,6 +35,39 @@ type DB struct {
 
 var _ record.Store = (*DB)(nil)
 
+// busyTimeout is how long one statement waits for a lock; writes that must
+// not be lost (cache answers) wait again and again (see retryBusy).
+var busyTimeout = 10 * time.Second
+
+// isBusy reports whether an error is SQLite's "database is locked".
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		code := se.Code() & 0xff
+		return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
+	}
+	return err != nil && strings.Contains(err.Error(), "database is locked")
+}
+
+// retryBusy runs fn until it is not refused for a lock, or ctx ends: for
+// writes of answers that were paid for, which must never be lost to a
+// lock held by a command running beside this one.
+func retryBusy(ctx context.Context, fn func() error) error {
+	wait := 50 * time.Millisecond
+	for {
+		err := fn()
+		if !isBusy(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (gave up waiting for the store's lock: %v)", err, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
 // Open opens (creating if needed) the store at path and applies any
 // migrations it lacks.
 func Open(ctx context.Context, path string) (*DB, error) {
@@ -44,9 +78,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: the path may not contain '?' or '#'", path)
 	}
 	q := url.Values{}
+	// The busy timeout first, so that every later pragma (switching to
+	// WAL takes a lock) and the migrations wait for a concurrent opener.
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Set("_txlock", "immediate")
 	sqldb, err := sql.Open("sqlite", path+"?"+q.Encode())
@@ -54,7 +90,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	db := &DB{db: sqldb, path: path, Now: time.Now}
-	if err := db.migrate(ctx); err != nil {
+	// Commands that open a new store at once contend for its first
+	// writes (WAL, the migrations), and SQLite refuses some of them
+	// without waiting: try again for up to a minute.
+	mctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := retryBusy(mctx, func() error { return db.migrate(ctx) }); err != nil {
 		sqldb.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
