@@ -17,7 +17,16 @@ var (
 	ErrPending = errors.New("model call pending")
 	// ErrBudget is returned when a call would take spending past --max-cost.
 	ErrBudget = errors.New("cost budget reached")
+	// ErrTransient is wrapped by the error of a call that kept failing for
+	// reasons that pass (rate limits, server errors, timeouts, dropped
+	// connections) until its attempts ran out: running again later can
+	// succeed, so commands stop resumably rather than fail.
+	ErrTransient = errors.New("the provider kept failing for reasons that pass")
 )
+
+// MaxUsageTokens bounds the token counts gavel believes from a provider:
+// a usage report beyond it (or negative) is not costed.
+const MaxUsageTokens = 100_000_000
 
 // APIError is an error status from a provider's HTTP API.
 type APIError struct {

@@ -80,18 +80,27 @@ var _ Client = (*Service)(nil)
 
 // RunStats counts what a Service did.
 type RunStats struct {
-	Requests  int     `json:"requests"`   // Complete calls
-	CacheHits int     `json:"cache_hits"` // answered from the cache
-	Sent      int     `json:"sent"`       // requests answered by a provider
-	Attempts  int     `json:"attempts"`   // HTTP calls, retries included
-	Retries   int     `json:"retries"`
-	Repairs   int     `json:"repairs"` // answers that failed their schema and were asked again
-	Invalid   int     `json:"invalid"` // answers still invalid after the repair
-	Pending   int     `json:"pending"` // offline misses stored as pending
-	Failed    int     `json:"failed"`  // requests that ended in an error
-	Usage     Usage   `json:"usage"`   // tokens of sent requests
-	Cost      float64 `json:"cost_usd"`
-	Unpriced  int     `json:"unpriced"` // answers from models without a price
+	Requests  int `json:"requests"`   // Complete calls
+	CacheHits int `json:"cache_hits"` // answered from the cache
+	Sent      int `json:"sent"`       // requests answered by a provider
+	Attempts  int `json:"attempts"`   // HTTP calls, retries included
+	Retries   int `json:"retries"`
+	Repairs   int `json:"repairs"` // answers that failed their schema and were asked again
+	Invalid   int `json:"invalid"` // answers still invalid after the repair
+	Pending   int `json:"pending"` // offline misses stored as pending
+	Failed    int `json:"failed"`  // requests that ended in an error
+	// Shared counts requests that waited for an identical request in
+	// flight and took its answer (or its error); Stopped those refused by
+	// the budget. Requests = CacheHits + Sent + Shared + Pending + Failed
+	// + Stopped.
+	Shared   int     `json:"shared"`
+	Stopped  int     `json:"stopped_by_budget"`
+	Usage    Usage   `json:"usage"` // tokens of sent requests
+	Cost     float64 `json:"cost_usd"`
+	Unpriced int     `json:"unpriced"` // answers from models without a price
+	// BadUsage counts answers whose reported token usage could not be
+	// believed (negative, or over MaxUsageTokens): kept, not costed.
+	BadUsage int `json:"bad_usage"`
 }
 
 // Add returns the sum of two counts (e.g. of services for different roles).
@@ -99,7 +108,8 @@ func (s RunStats) Add(o RunStats) RunStats {
 	return RunStats{Requests: s.Requests + o.Requests, CacheHits: s.CacheHits + o.CacheHits, Sent: s.Sent + o.Sent,
 		Attempts: s.Attempts + o.Attempts, Retries: s.Retries + o.Retries, Repairs: s.Repairs + o.Repairs,
 		Invalid: s.Invalid + o.Invalid, Pending: s.Pending + o.Pending, Failed: s.Failed + o.Failed,
-		Usage: s.Usage.Add(o.Usage), Cost: s.Cost + o.Cost, Unpriced: s.Unpriced + o.Unpriced}
+		Shared: s.Shared + o.Shared, Stopped: s.Stopped + o.Stopped,
+		Usage: s.Usage.Add(o.Usage), Cost: s.Cost + o.Cost, Unpriced: s.Unpriced + o.Unpriced, BadUsage: s.BadUsage + o.BadUsage}
 }
 
 type providerState struct {
@@ -198,50 +208,61 @@ func (s *Service) state(name string) (*providerState, error) {
 // recording it as pending.
 func (s *Service) Complete(ctx context.Context, req *Request) (*Response, error) {
 	s.count(func(r *RunStats) { r.Requests++ })
-	resp, err := s.complete(ctx, req)
-	if err != nil && !errors.Is(err, ErrPending) && !errors.Is(err, ErrBudget) {
+	resp, shared, err := s.complete(ctx, req)
+	switch {
+	case shared:
+		s.count(func(r *RunStats) { r.Shared++ })
+	case errors.Is(err, ErrBudget):
+		s.count(func(r *RunStats) { r.Stopped++ })
+	case err != nil && !errors.Is(err, ErrPending):
 		s.count(func(r *RunStats) { r.Failed++ })
 	}
 	return resp, err
 }
 
-func (s *Service) complete(ctx context.Context, req *Request) (*Response, error) {
+// complete answers a request; shared reports that an identical request
+// in flight answered it.
+func (s *Service) complete(ctx context.Context, req *Request) (*Response, bool, error) {
 	key, err := Key(req)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if len(req.Messages) == 0 {
-		return nil, fmt.Errorf("request %.12s: no messages", key)
+		return nil, false, fmt.Errorf("request %.12s: no messages", key)
 	}
 	if req.Schema != nil {
 		if req.Schema.Name == "" {
-			return nil, fmt.Errorf("request %.12s: schema without a name", key)
+			return nil, false, fmt.Errorf("request %.12s: schema without a name", key)
 		}
 		if err := CheckSchema(req.Schema.JSON); err != nil {
-			return nil, fmt.Errorf("request %.12s: schema %s: %w", key, req.Schema.Name, err)
+			return nil, false, fmt.Errorf("request %.12s: schema %s: %w", key, req.Schema.Name, err)
 		}
 	}
 	if s.cache != nil && !s.opt.NoCacheReads {
 		e, err := s.cache.Get(ctx, key)
 		if err != nil {
-			return nil, fmt.Errorf("cache: %w", err)
+			return nil, false, fmt.Errorf("cache: %w", err)
 		}
 		if e != nil && e.Response != nil {
 			if err := s.cache.RecordHit(ctx, key); err != nil {
-				return nil, fmt.Errorf("cache: %w", err)
+				return nil, false, fmt.Errorf("cache: %w", err)
 			}
 			s.count(func(r *RunStats) { r.CacheHits++ })
 			resp := *e.Response
 			resp.Cached = true
-			return &resp, nil
+			return &resp, false, nil
 		}
 	}
-	v, err, _ := s.group.Do(key, func() (any, error) { return s.miss(ctx, key, req) })
+	leader := false
+	v, err, _ := s.group.Do(key, func() (any, error) {
+		leader = true
+		return s.miss(ctx, key, req)
+	})
 	if err != nil {
-		return nil, err
+		return nil, !leader, err
 	}
 	resp := *v.(*Response)
-	return &resp, nil
+	return &resp, !leader, nil
 }
 
 // miss handles a request the cache could not answer.
@@ -316,6 +337,13 @@ func (s *Service) answer(ctx context.Context, st *providerState, key string, req
 			resp.JSON = js
 		}
 	}
+	if u := resp.Usage; u.InputTokens < 0 || u.OutputTokens < 0 || u.CachedTokens < 0 ||
+		u.InputTokens > MaxUsageTokens || u.OutputTokens > MaxUsageTokens || u.CachedTokens > MaxUsageTokens {
+		// A usage report no call can have: keep the answer (it was paid
+		// for), but believe none of its counts.
+		resp.Usage = Usage{}
+		s.count(func(r *RunStats) { r.BadUsage++ })
+	}
 	resp.Cost, resp.Priced = s.opt.Prices.Cost(req.Model, resp.Usage, false)
 	s.count(func(r *RunStats) {
 		r.Usage = r.Usage.Add(resp.Usage)
@@ -386,7 +414,7 @@ func (s *Service) send(ctx context.Context, st *providerState, name, key string,
 	if !retryable(ctx, last) {
 		return nil, fmt.Errorf("%s request %.12s: %w", req.Model, key, last)
 	}
-	return nil, fmt.Errorf("%s request %.12s: gave up after %d attempts: %w", req.Model, key, n, last)
+	return nil, fmt.Errorf("%s request %.12s: gave up after %d attempts (%w): %w", req.Model, key, n, ErrTransient, last)
 }
 
 // backoff is exponential with full jitter, but never shorter than what

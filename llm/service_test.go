@@ -598,3 +598,99 @@ func TestBudgetStopKeepsInFlightAnswers(t *testing.T) {
 		t.Fatalf("only %d calls over four runs", len(seen))
 	}
 }
+
+// The call counts add up: every request is a cache hit, sent, shared with
+// an identical request in flight, pending, failed or stopped by the
+// budget (issue 13, defect 5).
+func TestCallCountsAddUp(t *testing.T) {
+	srv := llmtest.NewOpenAI()
+	defer srv.Close()
+	srv.Latency = 20 * time.Millisecond
+	srv.FaultFor = func(c *llmtest.Call) llmtest.Fault {
+		if strings.HasPrefix(c.LastUser, "bad") {
+			return llmtest.BadRequest
+		}
+		return llmtest.None
+	}
+	cache := newCache(t)
+	check := func(st llm.RunStats) {
+		t.Helper()
+		if sum := st.CacheHits + st.Sent + st.Shared + st.Pending + st.Failed + st.Stopped; sum != st.Requests {
+			t.Fatalf("%d requests, but %d hits + %d sent + %d shared + %d pending + %d failed + %d stopped = %d",
+				st.Requests, st.CacheHits, st.Sent, st.Shared, st.Pending, st.Failed, st.Stopped, sum)
+		}
+	}
+	run := func(opt llm.Options) llm.RunStats {
+		svc := llm.NewService(registry(), cache, opt)
+		llm.ForEach(context.Background(), 40, 16, nil, func(ctx context.Context, i int) error {
+			text := fmt.Sprint("q", i%10) // four identical requests each, at once
+			if i%10 == 9 {
+				text = "bad request"
+			}
+			_, err := svc.Complete(ctx, ask("openai:m", text))
+			return err
+		})
+		return svc.Stats()
+	}
+	first := run(options(srv, "openai", &sleeps{}))
+	check(first)
+	if first.Shared == 0 || first.Sent == 0 || first.Failed == 0 {
+		t.Fatalf("the run did not exercise sharing and failures: %+v", first)
+	}
+	again := run(options(srv, "openai", &sleeps{}))
+	check(again)
+	if again.CacheHits == 0 {
+		t.Fatalf("rerun: %+v", again)
+	}
+	off := options(srv, "openai", &sleeps{})
+	off.Offline = true
+	svc := llm.NewService(registry(), cache, off)
+	for i := range 3 {
+		svc.Complete(context.Background(), ask("openai:m", fmt.Sprint("new ", i)))
+	}
+	check(svc.Stats())
+	if svc.Stats().Pending != 3 {
+		t.Fatalf("offline: %+v", svc.Stats())
+	}
+}
+
+// A usage report no call can have is not believed: the answer is kept,
+// its cost is not booked, and the run says so (issue 13, defect 5).
+func TestAbsurdUsageIsNotCosted(t *testing.T) {
+	srv := llmtest.NewOpenAI()
+	defer srv.Close()
+	srv.FaultFor = func(*llmtest.Call) llmtest.Fault { return llmtest.AbsurdUsage }
+	opt := options(srv, "openai", &sleeps{})
+	opt.Prices = &llm.PriceTable{Models: map[string]llm.Price{"openai:priced*": {Input: 1, Output: 1}}}
+	svc := llm.NewService(registry(), newCache(t), opt)
+	resp, err := svc.Complete(context.Background(), ask("openai:priced-1", "hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := svc.Stats()
+	if resp.Text == "" || resp.Usage != (llm.Usage{}) || resp.Cost != 0 || st.BadUsage != 1 || st.Cost != 0 {
+		t.Fatalf("response %+v, stats %+v", resp, st)
+	}
+}
+
+// A call that kept failing for reasons that pass is marked transient (the
+// command stops resumably); one the server refuses for good is not.
+func TestTransientFailuresAreMarked(t *testing.T) {
+	srv := llmtest.NewOpenAI()
+	defer srv.Close()
+	srv.FaultFor = func(c *llmtest.Call) llmtest.Fault {
+		if strings.HasPrefix(c.LastUser, "refuse") {
+			return llmtest.BadRequest
+		}
+		return llmtest.ServerError
+	}
+	opt := options(srv, "openai", &sleeps{})
+	opt.MaxAttempts = 2
+	svc := llm.NewService(registry(), nil, opt)
+	if _, err := svc.Complete(context.Background(), ask("openai:m", "flaky")); !errors.Is(err, llm.ErrTransient) {
+		t.Fatalf("server errors until the attempts ran out: %v", err)
+	}
+	if _, err := svc.Complete(context.Background(), ask("openai:m", "refuse me")); err == nil || errors.Is(err, llm.ErrTransient) {
+		t.Fatalf("a bad request: %v", err)
+	}
+}

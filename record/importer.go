@@ -170,5 +170,23 @@ func OpenInput(name string) (io.ReadCloser, error) {
 	return struct {
 		io.Reader
 		io.Closer
-	}{zr, f}, nil
+	}{gzipErrors{zr, name}, f}, nil
+}
+
+// gzipErrors says what a gzip stream's errors mean for the user: a stream
+// that ends early is a truncated file, not a bad line.
+type gzipErrors struct {
+	r    io.Reader
+	name string
+}
+
+func (g gzipErrors) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		err = fmt.Errorf("%s is truncated: its gzip stream ends early (%w)", g.name, err)
+	case err != nil && err != io.EOF:
+		err = fmt.Errorf("%s: gzip: %w", g.name, err)
+	}
+	return n, err
 }

@@ -243,6 +243,21 @@ func TestImport(t *testing.T) {
 			t.Fatalf("res %+v err %v", res, err)
 		}
 	})
+	t.Run("truncated gzip", func(t *testing.T) {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		for i := range 2000 {
+			zw.Write([]byte(nativeLine(fmt.Sprint("r", i), "passed") + "\n"))
+		}
+		zw.Close()
+		cut := buf.Bytes()[:buf.Len()*2/3]
+		name := writeFile(t, "cut.jsonl.gz", string(cut))
+		w := &memWriter{}
+		_, err := record.Import(ctx, w, record.Native{}, []string{name}, record.ImportOptions{SkipInvalid: true})
+		if err == nil || !strings.Contains(err.Error(), "is truncated") || strings.Contains(err.Error(), "invalid JSON") {
+			t.Fatalf("a truncated .gz: %v", err)
+		}
+	})
 	t.Run("missing file", func(t *testing.T) {
 		_, err := record.Import(ctx, &memWriter{}, record.Native{}, []string{filepath.Join(t.TempDir(), "none.jsonl")}, record.ImportOptions{})
 		if !errors.Is(err, os.ErrNotExist) {

@@ -25,6 +25,7 @@ var ErrInvalidUTF8 = errors.New("invalid UTF-8")
 // number, and reading can continue after it.
 type LineReader struct {
 	r    *bufio.Reader
+	src  *stickyReader
 	max  int
 	line int
 	buf  []byte
@@ -39,7 +40,25 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
-	return &LineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+	src := &stickyReader{r: r}
+	return &LineReader{r: bufio.NewReaderSize(src, 64<<10), src: src, max: max}
+}
+
+// stickyReader remembers the first error (other than the end) of the
+// reader under the buffer. bufio hands out what it read before an error as
+// if it were a whole line, so without this a file cut short (a truncated
+// .gz) would show as a line of invalid JSON instead of as what it is.
+type stickyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *stickyReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF && s.err == nil {
+		s.err = err
+	}
+	return n, err
 }
 
 // Next returns the next non-blank line without its line ending, and its
@@ -73,6 +92,10 @@ func (lr *LineReader) Next() (line []byte, n int, err error) {
 			if !isPrefix {
 				break
 			}
+		}
+		if lr.src.err != nil {
+			// The input failed while this line was read: it may be cut.
+			return nil, lr.line, fmt.Errorf("line %d: read: %w", lr.line, lr.src.err)
 		}
 		if tooLong {
 			lr.Lines++

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -56,22 +57,34 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return exitOK
 	}
+	if se := (stoppedError{}); !errors.As(err, &se) {
+		// A provider that kept failing for reasons that pass: resumable.
+		err = stopped(err, 0)
+	}
 	code := exitFailed
 	var ue usageError
 	var se stoppedError
 	switch {
 	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"):
 		code = exitUsage
+		fmt.Fprintf(stderr, "gavel: %v\nRun 'gavel --help' for usage.\n", err)
 	case errors.As(err, &se):
+		code = exitPending
 		fmt.Fprintf(stderr, "gavel: stopped: %v\n", err)
-		return exitPending
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "gavel: interrupted; nothing half-written was kept")
-		return exitFailed
+	default:
+		fmt.Fprintf(stderr, "gavel: %v\n", err)
 	}
-	fmt.Fprintf(stderr, "gavel: %v\n", err)
-	if code == exitUsage {
-		fmt.Fprintln(stderr, "Run 'gavel --help' for usage.")
+	// With --json, stdout always carries a JSON object, failures included.
+	if a.json || slices.Contains(args, "--json") {
+		out := map[string]any{"error": err.Error(), "exit_code": code}
+		if code == exitPending {
+			out["stopped"] = se.why
+			out["pending"] = se.pending
+		}
+		b, _ := json.Marshal(out)
+		fmt.Fprintf(stdout, "%s\n", b)
 	}
 	return code
 }

@@ -214,8 +214,11 @@ func simTag(model string) string {
 }
 
 func (a *app) printCalls(st llm.RunStats) {
-	fmt.Fprintf(a.stderr, "model calls: %d requests, %d from the cache, %d sent (%d retries, %d repairs), %d input and %d output tokens, %s\n",
-		st.Requests, st.CacheHits, st.Sent, st.Retries, st.Repairs, st.Usage.InputTokens, st.Usage.OutputTokens, llm.Dollars(st.Cost))
+	fmt.Fprintf(a.stderr, "model calls: %d requests, %d from the cache, %d sent (%d retries, %d repairs), %d shared with an identical request, %d input and %d output tokens, %s\n",
+		st.Requests, st.CacheHits, st.Sent, st.Retries, st.Repairs, st.Shared, st.Usage.InputTokens, st.Usage.OutputTokens, llm.Dollars(st.Cost))
+	if st.BadUsage > 0 {
+		fmt.Fprintf(a.stderr, "warning: %d answer(s) reported token usage no call can have (negative or over %d); they are kept but not costed\n", st.BadUsage, llm.MaxUsageTokens)
+	}
 }
 
 // evalFlags add eval's own flags.

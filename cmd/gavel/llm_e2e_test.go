@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,12 +51,34 @@ func TestAskOpenAICompatibleServer(t *testing.T) {
 	if res.code != 3 || !strings.Contains(res.stderr, "cost budget reached") || srv.Count() != 1 {
 		t.Fatalf("budget: %+v after %d calls", res, srv.Count())
 	}
-	// A server that keeps failing: a clear final error, exit 1.
+	// A server that keeps failing for reasons that pass: a clear message,
+	// and a resumable stop (exit 3), with --json a JSON object on stdout.
 	srv.FaultFor = func(*llmtest.Call) llmtest.Fault { return llmtest.ServerError }
 	srv.RetryAfter = "0"
 	res = gavel(t, db, "ask", "--model", "openai:local-model", "--base-url", srv.URL+"/v1", "--max-attempts", "2", "other question")
-	if res.code != 1 || !strings.Contains(res.stderr, "gave up after 2 attempts") || !strings.Contains(res.stderr, "HTTP 500") {
+	if res.code != 3 || !strings.Contains(res.stderr, "gave up after 2 attempts") || !strings.Contains(res.stderr, "HTTP 500") {
 		t.Fatalf("failing server: %+v", res)
+	}
+	var stop struct {
+		Error    string `json:"error"`
+		ExitCode int    `json:"exit_code"`
+		Stopped  string `json:"stopped"`
+	}
+	res = gavel(t, db, "--json", "ask", "--model", "openai:local-model", "--base-url", srv.URL+"/v1", "--max-attempts", "2", "other question")
+	if err := json.Unmarshal([]byte(res.stdout), &stop); err != nil || res.code != 3 || stop.ExitCode != 3 || stop.Stopped != "transient" || !strings.Contains(stop.Error, "HTTP 500") {
+		t.Fatalf("--json on a stop: %v %+v", err, res)
+	}
+	// A request the server refuses for good fails (exit 1), with --json too.
+	srv.FaultFor = func(*llmtest.Call) llmtest.Fault { return llmtest.BadRequest }
+	res = gavel(t, db, "--json", "ask", "--model", "openai:local-model", "--base-url", srv.URL+"/v1", "refused question")
+	stop.Stopped = ""
+	if err := json.Unmarshal([]byte(res.stdout), &stop); err != nil || res.code != 1 || stop.ExitCode != 1 || stop.Stopped != "" || stop.Error == "" {
+		t.Fatalf("--json on a failure: %v %+v", err, res)
+	}
+	// A usage error, with --json, is a JSON object too.
+	res = gavel(t, db, "--json", "ask", "--model", "nonsense:x", "q")
+	if err := json.Unmarshal([]byte(res.stdout), &stop); err != nil || res.code != 2 || stop.ExitCode != 2 {
+		t.Fatalf("--json on a usage error: %v %+v", err, res)
 	}
 }
 

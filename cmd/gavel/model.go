@@ -86,9 +86,16 @@ func (m *modelFlags) service(db *sqlite.DB, reg *llm.Registry) (*llm.Service, er
 	return llm.NewService(reg, db.Cache(), opts), nil
 }
 
-// stoppedError is a stop at a stage boundary with model calls pending or
-// the budget reached: exit code 3, and a rerun resumes.
-type stoppedError struct{ err error }
+// stoppedError is a stop at a stage boundary with model calls pending,
+// the budget reached or a provider failing for reasons that pass: exit
+// code 3, and a rerun resumes.
+type stoppedError struct {
+	err error
+	// why is "pending", "budget" or "transient"; pending counts the model
+	// calls left pending.
+	why     string
+	pending int
+}
 
 func (e stoppedError) Error() string { return e.err.Error() }
 func (e stoppedError) Unwrap() error { return e.err }
@@ -98,9 +105,11 @@ func stopped(err error, pending int) error {
 	switch {
 	case errors.Is(err, llm.ErrPending):
 		return stoppedError{fmt.Errorf("%d model call(s) pending (offline). Next: gavel batch export --pending --format openai|anthropic -o requests.jsonl; "+
-			"run the batch; gavel batch import RESULTS.jsonl; then run this command again", max(pending, 1))}
+			"run the batch; gavel batch import RESULTS.jsonl; then run this command again", max(pending, 1)), "pending", max(pending, 1)}
 	case errors.Is(err, llm.ErrBudget):
-		return stoppedError{fmt.Errorf("%w. Answers so far are cached: raise --max-cost and run again to resume", err)}
+		return stoppedError{fmt.Errorf("%w. Answers so far are cached: raise --max-cost and run again to resume", err), "budget", 0}
+	case errors.Is(err, llm.ErrTransient):
+		return stoppedError{fmt.Errorf("%w. Answers so far are cached: run again later to resume", err), "transient", 0}
 	}
 	return err
 }

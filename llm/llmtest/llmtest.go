@@ -34,11 +34,12 @@ const (
 	Truncated             // 200 with half a body, then the connection closes
 	SchemaViolation       // 200 with an answer that ignores the schema
 	BadRequest            // 400 invalid_request_error
+	AbsurdUsage           // 200 with a usage report no call can have (negative input, 10^12 output tokens)
 )
 
 func (f Fault) String() string {
 	return [...]string{"none", "rate-limited", "server-error", "unavailable", "slow", "reset",
-		"malformed", "truncated", "schema-violation", "bad-request"}[f]
+		"malformed", "truncated", "schema-violation", "bad-request", "absurd-usage"}[f]
 }
 
 // Call is what a fake server saw of one request.
@@ -383,6 +384,15 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 
 // openAICompletion is a chat.completion body answering a call.
 func openAICompletion(c *Call, model, text string) map[string]any {
+	if c.Fault == AbsurdUsage {
+		return map[string]any{
+			"id": fmt.Sprintf("chatcmpl-%d", c.N), "object": "chat.completion", "created": time.Now().Unix(),
+			"model": model + "-fake-2025",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "logprobs": nil,
+				"message": map[string]any{"role": "assistant", "content": text, "refusal": nil}}},
+			"usage": map[string]any{"prompt_tokens": -5, "completion_tokens": 1_000_000_000_000, "total_tokens": 1_000_000_000_000},
+		}
+	}
 	return map[string]any{
 		"id": fmt.Sprintf("chatcmpl-%d", c.N), "object": "chat.completion", "created": time.Now().Unix(),
 		"model": model + "-fake-2025",
