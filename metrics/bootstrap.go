@@ -20,9 +20,21 @@ type Interval struct {
 	Dropped   int `json:"dropped"`
 	// Groups is the number of clusters resampled (0: items were).
 	Groups int `json:"groups,omitempty"`
+	// Resampled says what was resampled: "groups" or "items".
+	Resampled string `json:"resampled,omitempty"`
+	// Warning is set when the interval cannot be trusted: a cluster
+	// bootstrap over fewer than MinGroups groups. ItemCI is then the
+	// interval from resampling items instead, to read beside it.
+	Warning string    `json:"warning,omitempty"`
+	ItemCI  *Interval `json:"item_ci,omitempty"`
 	// Undefined says why there is no interval.
 	Undefined string `json:"undefined,omitempty"`
 }
+
+// MinGroups is the fewest groups a cluster bootstrap is trusted with:
+// with fewer, the resamples can take only a handful of distinct values
+// and the interval looks far narrower than the uncertainty is.
+const MinGroups = 10
 
 // Defined reports whether the interval exists.
 func (iv Interval) Defined() bool { return iv.Undefined == "" }
@@ -34,6 +46,9 @@ func (iv Interval) String() string {
 	s := fmt.Sprintf("[%.4f, %.4f]", iv.Lo, iv.Hi)
 	if iv.Dropped > 0 {
 		s += fmt.Sprintf(" (%d of %d resamples undefined)", iv.Dropped, iv.Resamples)
+	}
+	if iv.Warning != "" {
+		s += " (warning: " + iv.Warning + ")"
 	}
 	return s
 }
@@ -140,6 +155,18 @@ func bootstrap(n int, f Statistic, opt BootstrapOptions) Interval {
 	alpha := (1 - opt.Level) / 2
 	iv.Lo = stat.Quantile(alpha, stat.Empirical, vals, nil)
 	iv.Hi = stat.Quantile(1-alpha, stat.Empirical, vals, nil)
+	iv.Resampled = "items"
+	if clusters != nil {
+		iv.Resampled = "groups"
+		if len(clusters) < MinGroups {
+			items := opt
+			items.Groups = nil
+			it := bootstrap(n, f, items)
+			iv.ItemCI = &it
+			iv.Warning = fmt.Sprintf("only %d groups were resampled (fewer than %d): a cluster bootstrap cannot give an honest interval from so few; "+
+				"the item-level interval %s treats the %d records as independent, which they are not", len(clusters), MinGroups, it.String(), n)
+		}
+	}
 	return iv
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/gavelhq/gavel/metrics"
@@ -458,5 +459,45 @@ func TestSweep(t *testing.T) {
 	}
 	if _, err := metrics.BestThreshold(pts, "nonsense"); err == nil {
 		t.Fatal("unknown metric accepted")
+	}
+}
+
+// A cluster bootstrap over fewer than ten groups warns, says what it
+// resampled and gives the item-level interval beside it (issue 13, defect
+// 6: pi 0.5515 [0.5476, 0.5515] from 2 groups looked precise).
+func TestFewGroupsWarn(t *testing.T) {
+	n := 200
+	x := make([]float64, n)
+	groups := make([]string, n)
+	for i := range n {
+		x[i] = float64(i % 7)
+		groups[i] = fmt.Sprint("g", i%2)
+	}
+	mean := func(idx []int) metrics.Value {
+		s := 0.0
+		for _, i := range idx {
+			s += x[i]
+		}
+		return metrics.Def(s / float64(len(idx)))
+	}
+	iv := metrics.Bootstrap(n, mean, metrics.BootstrapOptions{Resamples: 2000, Seed: 1, Groups: groups})
+	if iv.Resampled != "groups" || iv.Groups != 2 || iv.Warning == "" || !strings.Contains(iv.Warning, "only 2 groups") ||
+		iv.ItemCI == nil || !iv.ItemCI.Defined() || iv.ItemCI.Resampled != "items" || !strings.Contains(iv.String(), "warning") {
+		t.Fatalf("two groups: %+v", iv)
+	}
+	// The two groups have almost the same mean, so the cluster interval is
+	// deceptively narrow; resampling items shows the spread.
+	if iv.ItemCI.Hi-iv.ItemCI.Lo <= iv.Hi-iv.Lo {
+		t.Fatalf("item-level %v is not wider than the 2-group %v", iv.ItemCI, iv)
+	}
+	for i := range groups {
+		groups[i] = fmt.Sprint("g", i%12)
+	}
+	iv = metrics.Bootstrap(n, mean, metrics.BootstrapOptions{Resamples: 500, Seed: 1, Groups: groups})
+	if iv.Warning != "" || iv.ItemCI != nil || iv.Groups != 12 {
+		t.Fatalf("twelve groups: %+v", iv)
+	}
+	if iv := metrics.Bootstrap(n, mean, metrics.BootstrapOptions{Resamples: 200, Seed: 1}); iv.Resampled != "items" || iv.Warning != "" {
+		t.Fatalf("items: %+v", iv)
 	}
 }

@@ -30,7 +30,7 @@ var benchTmpl = template.Must(template.New("bench").Funcs(template.FuncMap{
 		}
 		s := fmt.Sprintf("%.3f", f.Value.V)
 		if f.CI != nil && f.CI.Defined() {
-			s += fmt.Sprintf(" [%.2f, %.2f]", f.CI.Lo, f.CI.Hi)
+			s += " " + ciText(f.CI, 2)
 		}
 		return s
 	},

@@ -80,15 +80,7 @@ var calTmpl = template.Must(template.New("calibration").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%.3f", v.V)
 	},
-	"interval": func(iv *metrics.Interval) string {
-		if iv == nil {
-			return ""
-		}
-		if !iv.Defined() {
-			return "none (" + iv.Undefined + ")"
-		}
-		return fmt.Sprintf("[%.3f, %.3f]", iv.Lo, iv.Hi)
-	},
+	"interval":    func(iv *metrics.Interval) string { return ciText(iv, 3) },
 	"fig":         func(e *judge.Evaluation, name string) judge.Figure { return e.Figures[name] },
 	"failAbstain": func(r *refine.Result) string { return pct(r.Teacher.AbstainByLabel[record.Fail]) },
 }).Parse(calibrationHTML))
@@ -243,7 +235,7 @@ func WriteCalibrationMarkdown(w io.Writer, r *CalibrationReport) error {
 		if f.CI == nil || !f.CI.Defined() {
 			return ""
 		}
-		return fmt.Sprintf("[%.3f, %.3f]", f.CI.Lo, f.CI.Hi)
+		return ciText(f.CI, 3)
 	}
 	for _, s := range r.Sections {
 		res := s.Result

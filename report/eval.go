@@ -49,15 +49,7 @@ var evalTmpl = template.Must(template.New("eval").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%.3f", v.V)
 	},
-	"interval": func(iv *metrics.Interval) string {
-		if iv == nil {
-			return ""
-		}
-		if !iv.Defined() {
-			return "none (" + iv.Undefined + ")"
-		}
-		return fmt.Sprintf("[%.3f, %.3f]", iv.Lo, iv.Hi)
-	},
+	"interval": func(iv *metrics.Interval) string { return ciText(iv, 3) },
 	"dropped": func(iv *metrics.Interval) string {
 		if iv == nil || iv.Dropped == 0 {
 			return ""

@@ -5,6 +5,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/gavelhq/gavel/metrics"
 	"html"
 	"html/template"
 	"math"
@@ -137,6 +138,26 @@ type Interval struct {
 	Name          string
 	Value, Lo, Hi float64
 	Defined       bool
+}
+
+// ciText writes an interval as [lo, hi] with the given decimals, marked
+// when it cannot be trusted (a cluster bootstrap over too few groups),
+// with the item-level interval beside it.
+func ciText(iv *metrics.Interval, decimals int) string {
+	if iv == nil {
+		return ""
+	}
+	if !iv.Defined() {
+		return "none (" + iv.Undefined + ")"
+	}
+	s := fmt.Sprintf("[%.*f, %.*f]", decimals, iv.Lo, decimals, iv.Hi)
+	if iv.Warning != "" {
+		s += fmt.Sprintf(" ⚠ only %d groups resampled: not trustworthy", iv.Groups)
+		if iv.ItemCI != nil && iv.ItemCI.Defined() {
+			s += fmt.Sprintf("; item-level [%.*f, %.*f]", decimals, iv.ItemCI.Lo, decimals, iv.ItemCI.Hi)
+		}
+	}
+	return s
 }
 
 // IntervalChart draws values as dots with their intervals as whiskers, on
