@@ -64,6 +64,17 @@ type Truth struct {
 	Agent     string   `json:"agent"`
 }
 
+// IsSimulated reports whether a record was made by the simulated world
+// (its meta carries the world's truth, marked simulated).
+func IsSimulated(r *record.Record) bool {
+	var m struct {
+		Sim struct {
+			Simulated bool `json:"simulated"`
+		} `json:"sim"`
+	}
+	return json.Unmarshal(r.Meta, &m) == nil && m.Sim.Simulated
+}
+
 // Records generates the synthetic records of a simulated world. The same
 // options give the same records.
 func Records(opt WorldOptions) ([]record.Record, error) {

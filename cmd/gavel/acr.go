@@ -198,8 +198,11 @@ func (a *app) acrSetup(ctx context.Context, f *acrFlags, prog *stageProgress) (*
 		}
 		system = string(b)
 	}
-	for _, m := range []string{f.generator, f.judgeModel, f.criticModel} {
-		if _, _, err := llm.ParseModel(m); err != nil {
+	for _, m := range []struct{ model, flag string }{{f.generator, "--generator"}, {f.judgeModel, "--judge-model"}, {f.criticModel, "--critic-model"}} {
+		if strings.TrimSpace(m.model) == "" {
+			return nil, usagef("%s (or --model, or GAVEL_MODEL) is required: PROVIDER:NAME such as openai:gpt-4o, or sim for the simulated world", m.flag)
+		}
+		if _, _, err := llm.ParseModel(m.model); err != nil {
 			return nil, usageError{err}
 		}
 	}

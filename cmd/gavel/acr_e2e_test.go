@@ -377,7 +377,7 @@ func TestACRRolesOnTheirOwnServers(t *testing.T) {
 	}
 	// Two base URLs for one model are refused: the cache could not tell
 	// their answers apart.
-	r := gavel(t, db, "acr", "--instructions", ins, "--generator", "openai:m", "--judge-model", "openai:m",
+	r := gavel(t, db, "acr", "--instructions", ins, "--generator", "openai:m", "--judge-model", "openai:m", "--critic-model", "openai:m",
 		"--generator-base-url", "http://127.0.0.1:1/v1", "--judge-base-url", "http://127.0.0.1:2/v1", "-o", filepath.Join(dir, "x.jsonl"))
 	if r.code != 2 || !strings.Contains(r.stderr, "two base URLs") {
 		t.Fatalf("one model, two servers: %+v", r)

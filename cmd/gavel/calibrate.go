@@ -70,6 +70,9 @@ information gap when it abstains on most failures.`,
 			if teacherModel == "" {
 				teacherModel = f.model
 			}
+			if err := f.checkRecords(rs, teacherModel); err != nil {
+				return err
+			}
 			prog := a.newProgress(fmt.Sprintf("teacher: records of %d", len(rs)))
 			ds, pending, err := teacher.Run(ctx, svc, s, teacherModel, rs, f.concurrency, prog.update)
 			prog.done()
@@ -209,6 +212,9 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	}
 	defer db.Close()
 	data, err := loadParts(ctx, db, f.split, f.excludeStatus)
+	if err == nil {
+		err = f.checkRecords(append(append(append([]*record.Record(nil), data.Train...), data.Val...), data.Test...), f.teacherModel, f.editorModel)
+	}
 	if err != nil {
 		return err
 	}
@@ -422,6 +428,9 @@ func (a *app) noiseCmd() *cobra.Command {
 			if teacherModel == "" {
 				teacherModel = f.model
 			}
+			if err := f.checkRecords(rs, teacherModel); err != nil {
+				return err
+			}
 			nr, err := refine.NoiseStudy(ctx, svc, s, teacherModel, rs, flip, seed, f.concurrency)
 			if err != nil {
 				return stopped(err, svc.Stats().Pending)
@@ -481,6 +490,9 @@ func (a *app) driftCmd() *cobra.Command {
 				ref += ":test"
 			}
 			rs, err := loadRecords(ctx, db, ref, f.excludeStatus)
+			if err == nil {
+				err = f.checkRecords(rs)
+			}
 			if err != nil {
 				return err
 			}

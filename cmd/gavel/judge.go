@@ -97,6 +97,9 @@ func (a *app) setupJudge(ctx context.Context, f *judgeFlags) (*judgeSetup, error
 		return nil, err
 	}
 	rs, err := loadRecords(ctx, db, f.split, f.excludeStatus)
+	if err == nil {
+		err = f.checkRecords(rs)
+	}
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -330,6 +333,9 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 	}
 	defer db.Close()
 	rs, err := loadRecords(ctx, db, f.split, f.excludeStatus)
+	if err == nil {
+		err = f.checkRecords(rs)
+	}
 	if err != nil {
 		return err
 	}

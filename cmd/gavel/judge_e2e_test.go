@@ -236,3 +236,32 @@ func TestEvalAgainstOpenAICompatibleServer(t *testing.T) {
 		t.Fatalf("rerun sent %d calls; invalid %d", srv.Count()-n, e.Invalid)
 	}
 }
+
+// The simulated model never passes for a model on real data: without
+// --model a judging command is a usage error that names it; sim on
+// records the simulated world did not make is refused unless asked for,
+// and then every output says simulated (issue 13, item 7).
+func TestSimNeverPassesForARealModel(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "gavel.db")
+	mustGavel(t, db, "ingest", codejudge, "--map", codejudgeMap, "--source", "tests")
+	mustGavel(t, db, "split", "cj", "--train", "0.4", "--val", "0.3", "--test", "0.3", "--seed", "1")
+	r := gavel(t, db, "eval", "--judge", "passfail", "--split", "cj:test")
+	if r.code != 2 || !strings.Contains(r.stderr, "--model") {
+		t.Fatalf("eval without --model: %+v", r)
+	}
+	r = gavel(t, db, "eval", "--judge", "passfail", "--split", "cj:test", "--model", "sim")
+	if r.code != 2 || !strings.Contains(r.stderr, "not made by the simulated world") || !strings.Contains(r.stderr, "--sim-on-real") {
+		t.Fatalf("sim on real records: %+v", r)
+	}
+	r = gavel(t, db, "calibrate", "--judge", "passfail", "--split", "cj", "--model", "openai:m", "--teacher-model", "sim")
+	if r.code != 2 || !strings.Contains(r.stderr, "not made by the simulated world") {
+		t.Fatalf("a simulated teacher on real records: %+v", r)
+	}
+	var out struct {
+		Simulated bool `json:"simulated"`
+	}
+	decodeJSON(t, mustGavel(t, db, "eval", "--judge", "passfail", "--split", "cj:test", "--model", "sim", "--sim-on-real", "--json", "--resamples", "100"), &out)
+	if !out.Simulated {
+		t.Fatal("sim on real records, allowed, must be marked simulated")
+	}
+}

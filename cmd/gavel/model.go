@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/gavelhq/gavel/record"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -27,6 +29,7 @@ func registry() *llm.Registry {
 // modelFlags are the flags of every command that calls models.
 type modelFlags struct {
 	model       string
+	simOnReal   bool
 	baseURL     string
 	concurrency int
 	rpm, tpm    int
@@ -39,7 +42,8 @@ type modelFlags struct {
 }
 
 func (m *modelFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&m.model, "model", "sim", "model as PROVIDER:NAME: openai:NAME (any OpenAI-compatible server), anthropic:NAME, or sim (the simulated model)")
+	fl.StringVar(&m.model, "model", os.Getenv("GAVEL_MODEL"), "model as PROVIDER:NAME: openai:NAME (any OpenAI-compatible server), anthropic:NAME, or sim (the simulated model); required (env GAVEL_MODEL)")
+	fl.BoolVar(&m.simOnReal, "sim-on-real", false, "let the simulated model (sim) judge records the simulated world did not make; its outputs say so, and are no evidence about any real model")
 	fl.StringVar(&m.baseURL, "base-url", "", "base URL of the model's server, e.g. http://127.0.0.1:8000/v1 for vLLM (default OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the provider's)")
 	fl.IntVar(&m.concurrency, "concurrency", 8, "model calls in flight per provider")
 	fl.IntVar(&m.rpm, "rpm", 0, "requests per minute per provider (0: no limit)")
@@ -52,8 +56,37 @@ func (m *modelFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&m.prices, "prices", os.Getenv("GAVEL_PRICES"), "price table overriding the built-in one (JSON; env GAVEL_PRICES)")
 }
 
+// errNoModel is the usage error of a command run without a model.
+var errNoModel = usagef("--model is required (or set GAVEL_MODEL): PROVIDER:NAME such as openai:gpt-4o, anthropic:claude-sonnet-4-5, " +
+	"or sim for gavel's simulated world (a test double, for simulated records)")
+
+// checkRecords refuses to let the simulated model judge records that the
+// simulated world did not make, unless --sim-on-real asks for it: its
+// verdicts on real data would only look like a model's.
+// also are further models of the command (teacher, editor).
+func (m *modelFlags) checkRecords(rs []*record.Record, also ...string) error {
+	if m.simOnReal {
+		return nil
+	}
+	for _, model := range append([]string{m.model}, also...) {
+		if !isSim(model) {
+			continue
+		}
+		for _, r := range rs {
+			if !sim.IsSimulated(r) {
+				return usagef("%s is gavel's simulated model, and record %q was not made by the simulated world: "+
+					"its answers would be no evidence about any model. Give a real model, or --sim-on-real to try the machinery anyway", model, r.ID)
+			}
+		}
+	}
+	return nil
+}
+
 // service builds the model service over the store's cache.
 func (m *modelFlags) service(db *sqlite.DB, reg *llm.Registry) (*llm.Service, error) {
+	if strings.TrimSpace(m.model) == "" {
+		return nil, errNoModel
+	}
 	provider, _, err := llm.ParseModel(m.model)
 	if err != nil {
 		return nil, usageError{err}
