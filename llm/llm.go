@@ -148,6 +148,9 @@ type ProviderInfo struct {
 	New   Factory
 	// Batch, when set, is the provider's batch file format.
 	Batch BatchFormat
+	// Endpoint, when set, lets Preflight check a hosted provider's key
+	// and reachability before work starts.
+	Endpoint *Endpoint
 }
 
 // Registry maps provider names to factories.

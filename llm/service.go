@@ -52,6 +52,9 @@ type Options struct {
 	// service's calls: a call whose worst case would pass it is not sent
 	// (ErrBudget).
 	MaxCost float64
+	// OnRetry, when set, hears of every retry before its wait (commands
+	// report them on stderr).
+	OnRetry func(Retry)
 	// Sleep waits between attempts; tests replace it. It must return early
 	// with the context's error.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -77,6 +80,14 @@ type Service struct {
 }
 
 var _ Client = (*Service)(nil)
+
+// Retry is one failed attempt about to be tried again.
+type Retry struct {
+	Model, Key           string
+	Attempt, MaxAttempts int
+	Err                  error
+	Wait                 time.Duration
+}
 
 // RunStats counts what a Service did.
 type RunStats struct {
@@ -117,6 +128,9 @@ type providerState struct {
 	provider Provider
 	sem      chan struct{}
 	rpm, tpm *rate.Limiter
+	// checked runs Preflight once, before the provider's first call.
+	checked  sync.Once
+	checkErr error
 }
 
 // NewService returns a service over the registry's providers. cache may be
@@ -283,6 +297,13 @@ func (s *Service) miss(ctx context.Context, key string, req *Request) (*Response
 		s.count(func(r *RunStats) { r.Pending++ })
 		return nil, fmt.Errorf("%s request %.12s: %w", req.Model, key, ErrPending)
 	}
+	// Before the first call, check the provider can be called at all: a
+	// missing key or an unreachable server fails at once, not after
+	// minutes of retries.
+	st.checked.Do(func() { st.checkErr = s.Preflight(ctx, req.Model) })
+	if st.checkErr != nil {
+		return nil, st.checkErr
+	}
 	release, err := s.reserve(req)
 	if err != nil {
 		return nil, err
@@ -406,7 +427,11 @@ func (s *Service) send(ctx context.Context, st *providerState, name, key string,
 			break
 		}
 		s.count(func(r *RunStats) { r.Retries++ })
-		if err := s.opt.Sleep(ctx, s.backoff(attempt, err)); err != nil {
+		wait := s.backoff(attempt, err)
+		if s.opt.OnRetry != nil {
+			s.opt.OnRetry(Retry{Model: req.Model, Key: key, Attempt: attempt, MaxAttempts: s.opt.MaxAttempts, Err: err, Wait: wait})
+		}
+		if err := s.opt.Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -692,5 +693,50 @@ func TestTransientFailuresAreMarked(t *testing.T) {
 	}
 	if _, err := svc.Complete(context.Background(), ask("openai:m", "refuse me")); err == nil || errors.Is(err, llm.ErrTransient) {
 		t.Fatalf("a bad request: %v", err)
+	}
+}
+
+// A hosted provider without a key, or a server that cannot be reached,
+// fails on the first call with a message that says what to fix, without
+// retrying (issue 13, item 8).
+func TestPreflight(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	svc := llm.NewService(registry(), nil, llm.Options{Sleep: (&sleeps{}).sleep})
+	_, err := svc.Complete(context.Background(), ask("openai:gpt-4o", "hi"))
+	if err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY is not set") || svc.Stats().Attempts != 0 {
+		t.Fatalf("no key: %v (%+v)", err, svc.Stats())
+	}
+	// A port nobody listens on.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	svc = llm.NewService(registry(), nil, llm.Options{Sleep: (&sleeps{}).sleep,
+		Providers: map[string]llm.ProviderConfig{"openai": {BaseURL: "http://" + addr + "/v1"}}})
+	_, err = svc.Complete(context.Background(), ask("openai:local", "hi"))
+	if err == nil || !strings.Contains(err.Error(), "cannot reach http://"+addr) || svc.Stats().Attempts != 0 {
+		t.Fatalf("unreachable: %v (%+v)", err, svc.Stats())
+	}
+	// Retries are reported as they happen.
+	srv := llmtest.NewOpenAI()
+	defer srv.Close()
+	srv.FaultFor = func(c *llmtest.Call) llmtest.Fault {
+		if c.N == 1 {
+			return llmtest.RateLimited
+		}
+		return llmtest.None
+	}
+	var heard []llm.Retry
+	opt := options(srv, "openai", &sleeps{})
+	opt.OnRetry = func(r llm.Retry) { heard = append(heard, r) }
+	svc = llm.NewService(registry(), nil, opt)
+	if _, err := svc.Complete(context.Background(), ask("openai:m", "hi")); err != nil {
+		t.Fatal(err)
+	}
+	if len(heard) != 1 || heard[0].Attempt != 1 || heard[0].Wait <= 0 || !strings.Contains(heard[0].Err.Error(), "429") {
+		t.Fatalf("retries heard: %+v", heard)
 	}
 }

@@ -1,8 +1,11 @@
 package main_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -127,5 +130,19 @@ func TestBatchRoundTripThroughFiles(t *testing.T) {
 				t.Fatalf("offline ask after import: %+v", r)
 			}
 		})
+	}
+}
+
+// A real provider without its key fails at once, naming the key, with no
+// retry (issue 13, item 8).
+func TestMissingKeyFailsAtOnce(t *testing.T) {
+	cmd := exec.Command(gavelBin, "--db", filepath.Join(t.TempDir(), "gavel.db"), "ask", "--model", "openai:gpt-4o", "hi")
+	cmd.Env = append(os.Environ(), "GAVEL_DB=", "OPENAI_API_KEY=", "OPENAI_BASE_URL=")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(errb.String(), "OPENAI_API_KEY is not set") || strings.Contains(errb.String(), "trying again") {
+		t.Fatalf("exit %v; stderr %s", err, errb.String())
 	}
 }

@@ -112,6 +112,10 @@ func (m *modelFlags) service(db *sqlite.DB, reg *llm.Registry) (*llm.Service, er
 		Timeout:           m.timeout,
 		Prices:            prices,
 		MaxCost:           m.maxCost,
+		OnRetry: func(r llm.Retry) {
+			fmt.Fprintf(os.Stderr, "gavel: %s request %.12s: attempt %d of %d failed (%v); trying again in %s\n",
+				r.Model, r.Key, r.Attempt, r.MaxAttempts, r.Err, r.Wait.Round(time.Millisecond))
+		},
 	}
 	if m.baseURL != "" {
 		opts.Providers[provider] = llm.ProviderConfig{BaseURL: m.baseURL}

@@ -26,10 +26,11 @@ import (
 
 // Info registers the provider as "anthropic".
 var Info = llm.ProviderInfo{
-	Name:  "anthropic",
-	Doc:   "Anthropic's Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL or --base-url)",
-	New:   New,
-	Batch: Batch{},
+	Name:     "anthropic",
+	Doc:      "Anthropic's Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL or --base-url)",
+	New:      New,
+	Batch:    Batch{},
+	Endpoint: &llm.Endpoint{DefaultBaseURL: "https://api.anthropic.com", BaseURLEnv: "ANTHROPIC_BASE_URL", KeyEnv: "ANTHROPIC_API_KEY"},
 }
 
 // Provider calls the Messages API.

@@ -32,10 +32,11 @@ import (
 
 // Info registers the provider as "openai".
 var Info = llm.ProviderInfo{
-	Name:  "openai",
-	Doc:   "any OpenAI-compatible chat completions server (--base-url or OPENAI_BASE_URL; OPENAI_API_KEY)",
-	New:   New,
-	Batch: Batch{},
+	Name:     "openai",
+	Doc:      "any OpenAI-compatible chat completions server (--base-url or OPENAI_BASE_URL; OPENAI_API_KEY)",
+	New:      New,
+	Batch:    Batch{},
+	Endpoint: &llm.Endpoint{DefaultBaseURL: "https://api.openai.com/v1", BaseURLEnv: "OPENAI_BASE_URL", KeyEnv: "OPENAI_API_KEY"},
 }
 
 // Provider calls one OpenAI-compatible server.
