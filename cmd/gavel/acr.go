@@ -265,7 +265,7 @@ func (sp *stageProgress) update(stage string, done, total int) {
 		if sp.p != nil {
 			sp.p.done()
 		}
-		sp.stage, sp.p = stage, sp.a.newProgress(fmt.Sprintf("acr %s (of %d)", stage, total))
+		sp.stage, sp.p = stage, sp.a.newProgress("acr "+stage, total)
 	}
 	sp.p.update(done)
 }

@@ -101,7 +101,7 @@ and the score levels are balanced.`,
 				opt.Extra = perturb.LLMRules(cmd.Context(), svc, mf.model, lang)
 			}
 			opt.Limits = bexec.Limits{Wall: timeout}
-			prog := a.newProgress("bench build: programs checked")
+			prog := a.newProgress("bench build: candidates checked", 0)
 			opt.Progress = func(done, _ int) { prog.update(done) }
 			start := time.Now()
 			res, err := bench.Build(cmd.Context(), ps, mod, opt)
@@ -301,7 +301,7 @@ func (a *app) benchJudge(ctx context.Context, mf *modelFlags, s *judge.Spec, pro
 	}
 	var vs map[string]judge.Verdict
 	if s.Kind == judge.Binary || s.Kind == judge.Rubric {
-		prog := a.newProgress("bench run: programs judged")
+		prog := a.newProgress("bench run: programs judged", len(progs))
 		res, err := judge.Run(ctx, svc, s, mf.model, rs, judge.RunOptions{Concurrency: mf.concurrency, Progress: func(d, _ int) { prog.update(d) }})
 		prog.done()
 		if err != nil {

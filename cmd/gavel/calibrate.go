@@ -73,7 +73,7 @@ information gap when it abstains on most failures.`,
 			if err := f.checkRecords(rs, teacherModel); err != nil {
 				return err
 			}
-			prog := a.newProgress(fmt.Sprintf("teacher: records of %d", len(rs)))
+			prog := a.newProgress("teacher: records", len(rs))
 			ds, pending, err := teacher.Run(ctx, svc, s, teacherModel, rs, f.concurrency, prog.update)
 			prog.done()
 			if len(ds) > 0 {
@@ -169,7 +169,7 @@ func (a *app) calibrationRun(ctx context.Context, svc *llm.Service, db *sqlite.D
 					old.done()
 				}
 				clear(prog)
-				p = a.newProgress(fmt.Sprintf("calibrate %s: %s (of %d)", s.Name, stage, total))
+				p = a.newProgress(fmt.Sprintf("calibrate %s: %s", s.Name, stage), total)
 				prog[stage] = p
 			}
 			p.update(done)
@@ -212,6 +212,7 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	}
 	defer db.Close()
 	data, err := loadParts(ctx, db, f.split, f.excludeStatus)
+	data.Train, data.Val, data.Test = first(data.Train, f.limit), first(data.Val, f.limit), first(data.Test, f.limit)
 	if err == nil {
 		err = f.checkRecords(append(append(append([]*record.Record(nil), data.Train...), data.Val...), data.Test...), f.teacherModel, f.editorModel)
 	}

@@ -130,7 +130,7 @@ func (a *app) ingest(cmd *cobra.Command, files []string, f ingestFlags) error {
 		return err
 	}
 	defer db.Close()
-	prog := a.newProgress("ingest: lines read")
+	prog := a.newProgress("ingest: lines read", 0)
 	var res *record.ImportResult
 	err = db.Import(ctx, func(w record.Writer) error {
 		var err error

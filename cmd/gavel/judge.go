@@ -25,6 +25,15 @@ type judgeFlags struct {
 	split         string
 	inputs        []string
 	excludeStatus []string
+	limit         int
+}
+
+// first keeps the first limit records (all when limit <= 0).
+func first(rs []*record.Record, limit int) []*record.Record {
+	if limit > 0 && limit < len(rs) {
+		return rs[:limit]
+	}
+	return rs
 }
 
 func (f *judgeFlags) register(cmd *cobra.Command) {
@@ -34,6 +43,7 @@ func (f *judgeFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.split, "split", "", "records to judge: NAME:PART of a split made with 'gavel split'")
 	fl.StringSliceVar(&f.inputs, "inputs", nil, "what the judge sees, e.g. task,candidate (default: the judge's own; add context.KEY for context entries)")
 	fl.StringSliceVar(&f.excludeStatus, "exclude-status", nil, "leave out records with these statuses (e.g. draft)")
+	fl.IntVar(&f.limit, "limit", 0, "only the first N records (of each part, for calibrate): a quick first try")
 }
 
 // loadJudge loads a spec and applies --inputs.
@@ -97,6 +107,7 @@ func (a *app) setupJudge(ctx context.Context, f *judgeFlags) (*judgeSetup, error
 		return nil, err
 	}
 	rs, err := loadRecords(ctx, db, f.split, f.excludeStatus)
+	rs = first(rs, f.limit)
 	if err == nil {
 		err = f.checkRecords(rs)
 	}
@@ -119,7 +130,7 @@ func (a *app) judgeRecords(ctx context.Context, db *sqlite.DB, svc *llm.Service,
 	if err := db.SavePrompt(ctx, judge.VersionOf(s)); err != nil {
 		return nil, err
 	}
-	prog := a.newProgress(fmt.Sprintf("judge %s (%s): records judged of %d", s.Name, s.ShortVersion(), len(rs)))
+	prog := a.newProgress(fmt.Sprintf("judge %s (%s): records", s.Name, s.ShortVersion()), len(rs))
 	res, runErr := judge.Run(ctx, svc, s, model, rs, judge.RunOptions{Concurrency: concurrency,
 		Progress: func(done, _ int) { prog.update(done) }})
 	prog.done()
@@ -333,6 +344,7 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 	}
 	defer db.Close()
 	rs, err := loadRecords(ctx, db, f.split, f.excludeStatus)
+	rs = first(rs, f.limit)
 	if err == nil {
 		err = f.checkRecords(rs)
 	}

@@ -265,3 +265,18 @@ func TestSimNeverPassesForARealModel(t *testing.T) {
 		t.Fatal("sim on real records, allowed, must be marked simulated")
 	}
 }
+
+// --limit takes the first N records for a quick first try.
+func TestLimit(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "gavel.db")
+	world := filepath.Join(dir, "world.jsonl")
+	mustGavel(t, db, "sim", "records", "--n", "120", "--seed", "2", "-o", world)
+	mustGavel(t, db, "ingest", world)
+	mustGavel(t, db, "split", "main", "--train", "0.4", "--val", "0.3", "--test", "0.3", "--seed", "1")
+	var js struct{ Records int }
+	decodeJSON(t, mustGavel(t, db, "judge", "--judge", "passfail", "--split", "main:test", "--model", "sim", "--limit", "7", "--json"), &js)
+	if js.Records != 7 {
+		t.Fatalf("judged %d records with --limit 7", js.Records)
+	}
+}
