@@ -441,7 +441,7 @@ problem's (Python: the check script; Go: the testify test file).`,
 
 func (a *app) acrCheckCmd() *cobra.Command {
 	var f acrFlags
-	var best bool
+	var best, failOnFlags bool
 	var opt acr.CheckOptions
 	var reportFile string
 	cmd := &cobra.Command{
@@ -458,7 +458,8 @@ Samples and executions are those of the round with the same settings (from the
 cache). By default every sample the tests separate is compared; --best compares
 only each instruction's best sample, as the round does.
 
-Exit code 0 whether or not the judge is flagged; read "flags" in --json.`,
+Exit code 0 whether or not the judge is flagged (read "flags" in --json), unless
+--fail-on-flags makes a flag fail the command (exit 1), as a CI gate.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			prog := &stageProgress{a: a}
@@ -474,6 +475,12 @@ Exit code 0 whether or not the judge is flagged; read "flags" in --json.`,
 				return stopped(err, s.client.Stats().Pending)
 			}
 			simulated := f.simulated()
+			gate := func() error {
+				if failOnFlags && len(res.Flags) > 0 {
+					return gateError{fmt.Errorf("gate failed: the judge check raised %d flag(s): %s", len(res.Flags), strings.Join(res.Flags, "; "))}
+				}
+				return nil
+			}
 			if err := a.writeACRReport(reportFile, &report.ACRReport{Title: "ACR judge check: " + f.judgeModel, Simulated: simulated,
 				Sources: []string{f.instructions}, Check: res}); err != nil {
 				return err
@@ -481,8 +488,11 @@ Exit code 0 whether or not the judge is flagged; read "flags" in --json.`,
 			calls := s.client.Stats()
 			a.printCalls(calls)
 			if a.json {
-				return a.writeJSON(map[string]any{"judge_model": f.judgeModel, "pairwise": f.pairwise, "simulated": simulated,
-					"check": res, "calls": calls})
+				if err := a.writeJSON(map[string]any{"judge_model": f.judgeModel, "pairwise": f.pairwise, "simulated": simulated,
+					"check": res, "calls": calls}); err != nil {
+					return err
+				}
+				return gate()
 			}
 			tag := ""
 			if simulated {
@@ -497,12 +507,13 @@ Exit code 0 whether or not the judge is flagged; read "flags" in --json.`,
 			for _, fl := range res.Flags {
 				fmt.Fprintf(a.stdout, "  FLAG: %s\n", fl)
 			}
-			return nil
+			return gate()
 		},
 	}
 	fl := cmd.Flags()
 	f.register(fl)
 	fl.BoolVar(&best, "best", false, "compare only each instruction's best sample (needs the pointwise scores)")
+	fl.BoolVar(&failOnFlags, "fail-on-flags", false, "a CI gate: exit 1 when the check raises any flag")
 	fl.Float64Var(&opt.MinAgreement, "min-agreement", 0.85, "flag agreement with the tests under this")
 	fl.Float64Var(&opt.MaxSelfPreference, "max-self-preference", 0.55, "flag self-preference over this")
 	fl.IntVar(&opt.Bootstrap.Resamples, "resamples", 2000, "bootstrap resamples")

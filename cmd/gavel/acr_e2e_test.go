@@ -249,6 +249,15 @@ func TestACRRoundOnHumanEval(t *testing.T) {
 	if !strings.Contains(strings.Join(h.Flags, "\n"), "agreement with the tests") {
 		t.Fatalf("the honest simulated judge agrees with the tests %.2f, yet is not flagged at 85%%: %q", *h.Agreement.Value, h.Flags)
 	}
+	// As a CI gate, a flag fails the command.
+	gateArgs := []string{"acr", "check", "--instructions", humanEvalFile, "--format", "humaneval", "--limit", "20",
+		"--model", "sim", "--n", "7", "--resamples", "500", "--fail-on-flags"}
+	if r := gavel(t, db, gateArgs...); r.code != 1 || !strings.Contains(r.stderr, "gate failed") || !strings.Contains(r.stdout, "FLAG") {
+		t.Fatalf("--fail-on-flags on a flagged judge: %+v", r)
+	}
+	if r := gavel(t, db, append(gateArgs, "--min-agreement", "0.01", "--max-self-preference", "0.99")...); r.code != 0 {
+		t.Fatalf("--fail-on-flags with nothing flagged: %+v", r)
+	}
 	loose := check("sim", "--min-agreement", "0.01", "--max-self-preference", "0.99")
 	if len(loose.Check.Flags) != 0 {
 		t.Fatalf("flags with loose thresholds: %q", loose.Check.Flags)

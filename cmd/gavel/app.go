@@ -35,6 +35,13 @@ type app struct {
 	progress bool
 }
 
+// gateError is a CI gate that did not pass (exit code 1): the command's
+// output was written as usual, so with --json no error object follows it.
+type gateError struct{ err error }
+
+func (e gateError) Error() string { return e.err.Error() }
+func (e gateError) Unwrap() error { return e.err }
+
 // usageError marks an error in how gavel was called (exit code 2).
 type usageError struct{ err error }
 
@@ -76,8 +83,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	default:
 		fmt.Fprintf(stderr, "gavel: %v\n", err)
 	}
-	// With --json, stdout always carries a JSON object, failures included.
-	if a.json || slices.Contains(args, "--json") {
+	// With --json, stdout always carries a JSON object, failures included
+	// (a failed gate has written its output already).
+	if ge := (gateError{}); (a.json || slices.Contains(args, "--json")) && !errors.As(err, &ge) {
 		out := map[string]any{"error": err.Error(), "exit_code": code}
 		if code == exitPending {
 			out["stopped"] = se.why

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -245,6 +246,7 @@ type evalFlags struct {
 	reportFile string
 	resamples  int
 	seed       uint64
+	failUnder  float64
 }
 
 // evalOutput is the --json summary of eval; its field names are a contract.
@@ -314,6 +316,7 @@ paired interval of the difference. --report FILE.html writes a page with charts.
 	fl.StringVar(&f.reportFile, "report", "", "write an HTML report to this file")
 	fl.IntVar(&f.resamples, "resamples", 10_000, "bootstrap resamples")
 	fl.Uint64Var(&f.seed, "seed", 1, "bootstrap seed")
+	fl.Float64Var(&f.failUnder, "fail-under-pi", math.NaN(), "a CI gate: exit 1 when Scott's pi is under this (undefined pi fails too)")
 	return cmd
 }
 
@@ -446,13 +449,21 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 		}
 	}
 	if a.json {
-		return a.writeJSON(flatten(out))
+		if err := a.writeJSON(flatten(out)); err != nil {
+			return err
+		}
+	} else {
+		a.printEval(&out, e)
+		if f.reportFile != "" {
+			fmt.Fprintf(a.stderr, "report written to %s\n", f.reportFile)
+		}
+		a.printCalls(out.Calls)
 	}
-	a.printEval(&out, e)
-	if f.reportFile != "" {
-		fmt.Fprintf(a.stderr, "report written to %s\n", f.reportFile)
+	if !math.IsNaN(f.failUnder) {
+		if pi := e.Metrics.ScottPi; !pi.Defined() || pi.V < f.failUnder {
+			return gateError{fmt.Errorf("gate failed: Scott's pi %s is under --fail-under-pi %g", pi, f.failUnder)}
+		}
 	}
-	a.printCalls(out.Calls)
 	return nil
 }
 

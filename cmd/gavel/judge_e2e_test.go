@@ -279,4 +279,17 @@ func TestLimit(t *testing.T) {
 	if js.Records != 7 {
 		t.Fatalf("judged %d records with --limit 7", js.Records)
 	}
+	// eval as a CI gate: under the bar, exit 1 with the summary written
+	// as usual (one JSON object); over it, exit 0.
+	args := []string{"eval", "--judge", "passfail", "--split", "main:test", "--model", "sim", "--resamples", "100", "--json"}
+	r := gavel(t, db, append(args, "--fail-under-pi", "0.99")...)
+	var ev struct {
+		ScottPi struct{ Value *float64 } `json:"scott_pi"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &ev); err != nil || r.code != 1 || ev.ScottPi.Value == nil || !strings.Contains(r.stderr, "gate failed") {
+		t.Fatalf("gate under the bar: %v %+v", err, r)
+	}
+	if r := gavel(t, db, append(args, "--fail-under-pi", "-1")...); r.code != 0 {
+		t.Fatalf("gate over the bar: %+v", r)
+	}
 }
