@@ -145,7 +145,7 @@ func WriteACR(w io.Writer, r *ACRReport) error {
 				}
 			}
 		}
-		checkCharts = append(checkCharts, Confusion("Test winner (rows) by judge winner", []string{"sample", "reference", "tie"}, append(m, make([]int, 3))))
+		checkCharts = append(checkCharts, Confusion("Test winner (rows) by judge winner", "tests pick", "judge picks", []string{"sample", "reference", "tie"}, append(m, make([]int, 3))))
 	}
 	return acrTmpl.Execute(w, struct {
 		*ACRReport

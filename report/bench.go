@@ -40,7 +40,7 @@ var benchTmpl = template.Must(template.New("bench").Funcs(template.FuncMap{
 		for i := range m {
 			m[i] = e.Confusion[i][:]
 		}
-		return Confusion("Known score (rows) by predicted score", labels, m)
+		return Confusion("Known score (rows) by predicted score", "known score", "predicted", labels, m)
 	},
 }).Parse(benchHTML))
 

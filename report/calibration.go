@@ -58,8 +58,9 @@ type Ablation struct {
 }
 
 type evalRow struct {
-	Name string
-	Eval *judge.Evaluation
+	// Name is the table's label; Short the chart's, distinct per row.
+	Name, Short string
+	Eval        *judge.Evaluation
 }
 
 type sample struct {
@@ -98,15 +99,15 @@ type sectionView struct {
 func view(s *CalibrationSection) *sectionView {
 	r := s.Result
 	v := &sectionView{CalibrationSection: s}
-	v.Rows = append(v.Rows, evalRow{"original", r.Original})
+	v.Rows = append(v.Rows, evalRow{"original", "original", r.Original})
 	if r.Tuned != nil {
-		v.Rows = append(v.Rows, evalRow{fmt.Sprintf("original, threshold tuned on train (%d)", r.TunedThreshold), r.Tuned})
+		v.Rows = append(v.Rows, evalRow{fmt.Sprintf("original, threshold tuned on train (%d)", r.TunedThreshold), fmt.Sprintf("threshold %d", r.TunedThreshold), r.Tuned})
 	}
-	v.Rows = append(v.Rows, evalRow{"calibrated (selected)", r.Calibrated})
+	v.Rows = append(v.Rows, evalRow{"calibrated (selected)", "calibrated", r.Calibrated})
 	var rows []Interval
 	for _, row := range v.Rows {
 		f := row.Eval.Figures["scott_pi"]
-		iv := Interval{Name: strings.SplitN(row.Name, ",", 2)[0], Defined: f.Value.Defined(), Value: f.Value.V, Lo: f.Value.V, Hi: f.Value.V}
+		iv := Interval{Name: row.Short, Defined: f.Value.Defined(), Value: f.Value.V, Lo: f.Value.V, Hi: f.Value.V}
 		if f.CI != nil && f.CI.Defined() {
 			iv.Lo, iv.Hi = f.CI.Lo, f.CI.Hi
 		}

@@ -64,7 +64,7 @@ var evalTmpl = template.Must(template.New("eval").Funcs(template.FuncMap{
 	},
 	"confusion": func(e *judge.Evaluation) template.HTML {
 		c := e.Metrics.Confusion
-		return Confusion("Confusion matrix", []string{"fail", "pass"}, [][]int{{c[0][0], c[0][1]}, {c[1][0], c[1][1]}})
+		return Confusion("Confusion matrix", "outcome", "judge says", []string{"fail", "pass"}, [][]int{{c[0][0], c[0][1]}, {c[1][0], c[1][1]}})
 	},
 	"intervals": func(figs map[string]judge.Figure, names []string) template.HTML {
 		return IntervalChart("Metrics with 95% intervals", intervalRows(figs, names), -0.25, 1)

@@ -63,6 +63,25 @@ func TestEvalPageGolden(t *testing.T) {
 	}
 }
 
+// Axes come from the data, with round ticks: a value below the default
+// range widens it instead of being clipped, and 0 is a tick, drawn darker.
+func TestChartAxesFitTheData(t *testing.T) {
+	svg := string(report.IntervalChart("pi", []report.Interval{{Name: "a", Value: -0.377, Lo: -0.52, Hi: -0.2, Defined: true}}, -0.25, 1))
+	// -0.52 to 1 in steps of 0.2: -0.6 ... 1.0, 0.0 among them.
+	for _, tick := range []string{">-0.6<", ">-0.4<", ">0.0<", ">0.2<", ">1.0<"} {
+		if !strings.Contains(svg, tick) {
+			t.Errorf("interval chart lacks the tick %s: %s", tick, svg)
+		}
+	}
+	if !strings.Contains(svg, `stroke="#888"`) {
+		t.Error("no zero line")
+	}
+	line := string(report.LineChart("pi", "x", []report.Series{{Name: "s", Points: []report.Point{{0, -0.6}, {1, 0.4}}}}, -0.25, 1))
+	if !strings.Contains(line, ">-0.6<") || !strings.Contains(line, ">0.0<") || strings.Contains(line, ">0.06<") {
+		t.Errorf("line chart axis: %s", line)
+	}
+}
+
 func TestChartsEscapeAndSkipGaps(t *testing.T) {
 	svg := string(report.LineChart(`<b>"pi"</b>`, "x", []report.Series{{Name: "a&b", Points: []report.Point{{0, 0.5}, {1, math.NaN()}, {2, 0.7}}}}, 0, 1))
 	if strings.Contains(svg, "<b>") || !strings.Contains(svg, "a&amp;b") {
@@ -74,7 +93,10 @@ func TestChartsEscapeAndSkipGaps(t *testing.T) {
 	if strings.Count(d, "M") != 2 || strings.Count(d, "L") != 0 || strings.Contains(svg, "NaN") {
 		t.Fatalf("gap not drawn as a gap: %s", svg)
 	}
-	c := string(report.Confusion("c", []string{"fail", "pass"}, [][]int{{3, 1}, {2, 7}}))
+	c := string(report.Confusion("c", "known score", "metric", []string{"fail", "pass"}, [][]int{{3, 1}, {2, 7}}))
+	if strings.Contains(c, "judge says") || !strings.Contains(c, ">metric<") || !strings.Contains(c, ">known score<") {
+		t.Fatalf("axis labels: %s", c)
+	}
 	for _, n := range []string{">3<", ">1<", ">2<", ">7<"} {
 		if !strings.Contains(c, n) {
 			t.Fatalf("confusion lacks %s", n)

@@ -5,12 +5,56 @@ package report
 
 import (
 	"fmt"
-	"github.com/gavelhq/gavel/metrics"
 	"html"
 	"html/template"
 	"math"
 	"strings"
+
+	"github.com/gavelhq/gavel/metrics"
 )
+
+// axis widens [lo, hi] to hold every finite value and rounds it out to a
+// step from 1, 2, 2.5 and 5 times a power of ten, with at most eight
+// intervals, so ticks are round numbers and 0 is one of them when the
+// range crosses it.
+func axis(lo, hi float64, values ...float64) (float64, float64, float64) {
+	for _, v := range values {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	if hi <= lo {
+		hi = lo + 1
+	}
+	span := hi - lo
+	step := 1.0
+	for _, mag := range []float64{0.01, 0.1, 1, 10, 100, 1000} {
+		found := false
+		for _, m := range []float64{1, 2, 2.5, 5} {
+			if st := m * mag; span/st <= 8 {
+				step, found = st, true
+				break
+			}
+		}
+		if found {
+			break
+		}
+	}
+	const eps = 1e-9
+	return math.Floor(lo/step+eps) * step, math.Ceil(hi/step-eps) * step, step
+}
+
+// tickLabel writes a tick value with the decimals its step needs.
+func tickLabel(v, step float64) string {
+	d := 0
+	for st := step; st < 1-1e-9 && d < 4; st *= 10 {
+		d++
+	}
+	if math.Abs(v) < step/1e6 {
+		v = 0
+	}
+	return fmt.Sprintf("%.*f", d, v)
+}
 
 // Series is one line of a line chart.
 type Series struct {
@@ -33,11 +77,14 @@ func LineChart(title, xLabel string, series []Series, yMin, yMax float64) templa
 	const w, h, left, right, top, bottom = 560.0, 300.0, 50.0, 150.0, 30.0, 40.0
 	pw, ph := w-left-right, h-top-bottom
 	xMin, xMax := math.Inf(1), math.Inf(-1)
+	var ys []float64
 	for _, s := range series {
 		for _, p := range s.Points {
 			xMin, xMax = math.Min(xMin, p.X), math.Max(xMax, p.X)
+			ys = append(ys, p.Y)
 		}
 	}
+	yMin, yMax, yStep := axis(yMin, yMax, ys...)
 	if math.IsInf(xMin, 0) {
 		xMin, xMax = 0, 1
 	}
@@ -49,14 +96,14 @@ func LineChart(title, xLabel string, series []Series, yMin, yMax float64) templa
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="%s">`, f(w), f(h), f(w), f(h), html.EscapeString(title))
 	fmt.Fprintf(&b, `<text x="%s" y="18" font-size="13" font-weight="bold">%s</text>`, f(left), html.EscapeString(title))
-	// Axes and grid.
-	for i := 0; i <= 4; i++ {
-		y := yMin + (yMax-yMin)*float64(i)/4
-		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#ddd"/>`, f(left), f(sy(y)), f(left+pw), f(sy(y)))
-		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="10" text-anchor="end">%.2f</text>`, f(left-4), f(sy(y)+3), y)
-	}
-	if yMin < 0 && yMax > 0 {
-		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#888"/>`, f(left), f(sy(0)), f(left+pw), f(sy(0)))
+	// Axes and grid: round ticks, the zero line darker.
+	for y := yMin; y <= yMax+yStep/2; y += yStep {
+		stroke := "#ddd"
+		if math.Abs(y) < yStep/1e6 {
+			stroke = "#888"
+		}
+		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/>`, f(left), f(sy(y)), f(left+pw), f(sy(y)), stroke)
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="10" text-anchor="end">%s</text>`, f(left-4), f(sy(y)+3), tickLabel(y, yStep))
 	}
 	xs := map[float64]bool{}
 	for _, s := range series {
@@ -98,8 +145,9 @@ func LineChart(title, xLabel string, series []Series, yMin, yMax float64) templa
 }
 
 // Confusion draws a confusion matrix as a heat map: rows are the reference
-// classes, columns the predictions.
-func Confusion(title string, classes []string, m [][]int) template.HTML {
+// classes (rowLabel names them, e.g. "outcome"), columns the predictions
+// (colLabel, e.g. "judge says").
+func Confusion(title, rowLabel, colLabel string, classes []string, m [][]int) template.HTML {
 	const cell, left, top = 70.0, 110.0, 50.0
 	n := len(classes)
 	w, h := left+cell*float64(n)+20, top+cell*float64(n)+30
@@ -112,8 +160,8 @@ func Confusion(title string, classes []string, m [][]int) template.HTML {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="%s">`, f(w), f(h), f(w), f(h), html.EscapeString(title))
 	fmt.Fprintf(&b, `<text x="4" y="16" font-size="13" font-weight="bold">%s</text>`, html.EscapeString(title))
-	fmt.Fprintf(&b, `<text x="%s" y="34" font-size="11" text-anchor="middle">judge says</text>`, f(left+cell*float64(n)/2))
-	fmt.Fprintf(&b, `<text x="4" y="%s" font-size="11">outcome</text>`, f(top-4))
+	fmt.Fprintf(&b, `<text x="%s" y="34" font-size="11" text-anchor="middle">%s</text>`, f(left+cell*float64(n)/2), html.EscapeString(colLabel))
+	fmt.Fprintf(&b, `<text x="4" y="%s" font-size="11">%s</text>`, f(top-4), html.EscapeString(rowLabel))
 	for j, c := range classes {
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" text-anchor="middle">%s</text>`, f(left+cell*float64(j)+cell/2), f(top-4), html.EscapeString(c))
 	}
@@ -173,17 +221,24 @@ func IntervalChart(title string, rows []Interval, lo, hi float64) template.HTML 
 	w := left + 380 + right
 	h := top + rowH*float64(len(rows)) + 30
 	pw := w - left - right
+	var vals []float64
+	for _, r := range rows {
+		if r.Defined {
+			vals = append(vals, r.Value, r.Lo, r.Hi)
+		}
+	}
+	lo, hi, step := axis(lo, hi, vals...)
 	sx := func(x float64) float64 { return left + (math.Max(lo, math.Min(hi, x))-lo)/(hi-lo)*pw }
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="%s">`, f(w), f(h), f(w), f(h), html.EscapeString(title))
 	fmt.Fprintf(&b, `<text x="4" y="16" font-size="13" font-weight="bold">%s</text>`, html.EscapeString(title))
-	for i := 0; i <= 4; i++ {
-		x := lo + (hi-lo)*float64(i)/4
-		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#ddd"/>`, f(sx(x)), f(top), f(sx(x)), f(h-24))
-		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="10" text-anchor="middle">%.2f</text>`, f(sx(x)), f(h-10), x)
-	}
-	if lo < 0 && hi > 0 {
-		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#888"/>`, f(sx(0)), f(top), f(sx(0)), f(h-24))
+	for x := lo; x <= hi+step/2; x += step {
+		stroke := "#ddd"
+		if math.Abs(x) < step/1e6 {
+			stroke = "#888" // the zero line
+		}
+		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/>`, f(sx(x)), f(top), f(sx(x)), f(h-24), stroke)
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="10" text-anchor="middle">%s</text>`, f(sx(x)), f(h-10), tickLabel(x, step))
 	}
 	for i, r := range rows {
 		y := top + rowH*float64(i) + rowH/2

@@ -362,7 +362,8 @@ func TestDemo(t *testing.T) {
 		}
 	}
 	page, _ := os.ReadFile(filepath.Join(out, "report.html"))
-	for _, want := range []string{"pi by iteration", "Teacher decisions by recorded status", "Label noise study", "Information ablation", "<pre>", "Controls", "by control, 95% intervals", "refused for length"} {
+	for _, want := range []string{"pi by iteration", "Teacher decisions by recorded status", "Label noise study", "Information ablation", "<pre>", "Controls", "by control, 95% intervals", "refused for length",
+		"<h2>Summary</h2>", "<details>", `text-anchor="end">threshold `} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("report lacks %q", want)
 		}
