@@ -308,7 +308,17 @@ type BarPart struct {
 
 // StackedBars draws horizontal stacked bars, scaled to the longest.
 func StackedBars(title string, bars []Bar) template.HTML {
-	const w, left, right, rowH, top = 560.0, 110.0, 120.0, 24.0, 30.0
+	const rowH, top = 24.0, 30.0
+	// Room for the longest bar label on the left and the longest legend
+	// entry on the right (about 6.5 px a character at 11 px).
+	left, right := 110.0, 120.0
+	for _, b := range bars {
+		left = math.Max(left, 16+6.5*float64(len([]rune(b.Label))))
+		for _, p := range b.Parts {
+			right = math.Max(right, 34+6.5*float64(len([]rune(p.Name))))
+		}
+	}
+	w := left + 330 + right
 	h := top + rowH*float64(len(bars)) + 10
 	if len(bars) > 0 {
 		// Room for the legend too.
