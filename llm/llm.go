@@ -194,6 +194,9 @@ func (r *Registry) Info(name string) (ProviderInfo, error) {
 // ParseModel splits "provider:name". A bare word is a provider with an
 // empty model name (e.g. "sim").
 func ParseModel(model string) (provider, name string, err error) {
+	if m := strings.TrimSpace(model); !strings.Contains(m, ":") && strings.Contains(m, "/") {
+		return "", "", fmt.Errorf("model %q: want PROVIDER:NAME with a colon; did you mean %q?", model, strings.Replace(m, "/", ":", 1))
+	}
 	provider, name, _ = strings.Cut(strings.TrimSpace(model), ":")
 	if provider == "" {
 		return "", "", fmt.Errorf("model %q: want PROVIDER:NAME, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5 or sim", model)

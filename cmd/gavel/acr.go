@@ -531,7 +531,11 @@ func (a *app) writeACRReport(file string, rep *report.ACRReport) error {
 	if rep.Simulated {
 		rep.Title = "[simulated] " + rep.Title
 	}
-	return writeAtomic(file, a.stdout, func(w io.Writer) error { return report.WriteACR(w, rep) })
+	if err := writeAtomic(file, a.stdout, func(w io.Writer) error { return report.WriteACR(w, rep) }); err != nil {
+		return err
+	}
+	a.reportWritten(file)
+	return nil
 }
 
 func (a *app) acrReportCmd() *cobra.Command {

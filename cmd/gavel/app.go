@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gavelhq/gavel/store/sqlite"
 )
@@ -50,6 +52,60 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
+}
+
+// writableTarget checks that a file can be written where path says: its
+// folder exists and takes a new file.
+func writableTarget(path string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".gavel-check-*")
+	if err != nil {
+		return usagef("--report %s cannot be written: %v", path, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// reportWritten says where a report went.
+func (a *app) reportWritten(path string) {
+	if path != "" && path != "-" {
+		fmt.Fprintf(a.stderr, "report written to %s\n", path)
+	}
+}
+
+// nearestFlag is the command's flag closest to a mistyped one (at most two
+// edits away), or "".
+func nearestFlag(cmd *cobra.Command, typed string) string {
+	best, bestD := "", 3
+	visit := func(f *pflag.Flag) {
+		if d := editDistance(typed, f.Name); d < bestD {
+			best, bestD = f.Name, d
+		}
+	}
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	return best
+}
+
+// editDistance is the Levenshtein distance between two short strings.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // run executes gavel with args and returns the process exit code.
@@ -118,7 +174,22 @@ Exit codes: 0 done, 1 failed, 2 usage, 3 stopped with pending model calls.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.dbPath, "db", defaultDB, "path of the SQLite store (env GAVEL_DB)")
 	pf.BoolVar(&a.json, "json", false, "print a machine-readable JSON summary on stdout")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	// A report that cannot be written fails before the work, not after.
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		fl := cmd.Flags().Lookup("report")
+		if fl == nil || fl.Value.String() == "" || fl.Value.String() == "-" {
+			return nil
+		}
+		return writableTarget(fl.Value.String())
+	}
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+			if near := nearestFlag(cmd, name); near != "" {
+				err = fmt.Errorf("%w; did you mean --%s?", err, near)
+			}
+		}
+		return usageError{err}
+	})
 	root.AddCommand(
 		a.ingestCmd(),
 		a.recordsCmd(),

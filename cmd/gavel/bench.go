@@ -253,6 +253,7 @@ passed checks; a pointwise judge 5 x its weighted score.`,
 				if err := writeAtomic(reportFile, a.stdout, func(w io.Writer) error { return report.WriteBench(w, rep) }); err != nil {
 					return err
 				}
+				a.reportWritten(reportFile)
 			}
 			if a.json {
 				return a.writeJSON(map[string]any{"bench": file, "programs": len(progs), "simulated": simulated, "evaluations": evals})

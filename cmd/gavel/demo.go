@@ -77,6 +77,7 @@ it ran on the simulated world: it shows the machinery, not any real model.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			start := time.Now()
+			keep := out != ""
 			if out == "" {
 				d, err := os.MkdirTemp("", "gavel-demo-")
 				if err != nil {
@@ -98,6 +99,15 @@ it ran on the simulated world: it shows the machinery, not any real model.`,
 			sum, err := a.runDemo(ctx, db, out, n, seed, resamples)
 			if err != nil {
 				return err
+			}
+			if !keep {
+				// Without --out the store (about 100 MB of cached simulated
+				// answers) is not left behind in the temporary folder.
+				db.Close()
+				for _, suffix := range []string{"", "-wal", "-shm"} {
+					os.Remove(dbPath + suffix)
+				}
+				sum.Files["store"] = ""
 			}
 			sum.Seconds = time.Since(start).Seconds()
 			if err := writeAtomic(sum.Files["summary.json"], a.stdout, func(w io.Writer) error {
@@ -123,10 +133,15 @@ it ran on the simulated world: it shows the machinery, not any real model.`,
 				100*sum.Ablation.TeacherAbstainFailWith, 100*sum.Ablation.TeacherAbstainFailWithout)
 			fmt.Fprintf(a.stdout, "  model calls: %d live (simulated), %d from the cache\n", sum.ModelCalls.Live, sum.ModelCalls.Cached)
 			fmt.Fprintf(a.stdout, "report: %s\nsummary: %s and %s\n", sum.Files["report.html"], sum.Files["summary.md"], sum.Files["summary.json"])
+			if keep {
+				fmt.Fprintf(a.stdout, "store: %s (keep it to rerun commands on it; it is safe to delete)\n", sum.Files["store"])
+			} else {
+				fmt.Fprintln(a.stdout, "store: removed (give --out DIR to keep it)")
+			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "folder for the demo's store and reports (default: a new temporary folder)")
+	cmd.Flags().StringVar(&out, "out", "", "folder for the demo's store and reports, all kept (default: a new temporary folder, whose store is removed at the end)")
 	cmd.Flags().IntVar(&n, "n", 1200, "synthetic records")
 	cmd.Flags().Uint64Var(&seed, "seed", 3, "seed of the simulated world")
 	cmd.Flags().IntVar(&resamples, "resamples", 2000, "bootstrap resamples")

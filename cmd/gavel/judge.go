@@ -70,6 +70,9 @@ func loadRecords(ctx context.Context, db *sqlite.DB, ref string, exclude []strin
 	if err != nil {
 		return nil, usagef("--split: %v", err)
 	}
+	if part == "" {
+		return nil, usagef("--split %s: say which part to judge, e.g. %s:test (or %s:train, %s:val)", ref, name, name, name)
+	}
 	ex, err := record.ParseStatuses(exclude)
 	if err != nil {
 		return nil, usagef("--exclude-status: %v", err)
@@ -334,6 +337,9 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 	}
 	if (f.tuneOn != "" || f.threshold != 0) && s.Kind != judge.Rubric {
 		return usagef("--threshold and --tune-threshold-on are for rubric judges; %s is %s", s.Name, s.Kind)
+	}
+	if f.threshold < 0 || f.threshold > len(s.Checks) {
+		return usagef("--threshold %d: %s has %d checks, so a threshold is 1 to %d", f.threshold, s.Name, len(s.Checks), len(s.Checks))
 	}
 	var other *judge.Spec
 	if f.compare != "" {

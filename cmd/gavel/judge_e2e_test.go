@@ -293,3 +293,29 @@ func TestLimit(t *testing.T) {
 		t.Fatalf("gate over the bar: %+v", r)
 	}
 }
+
+// First use: mistakes get messages that say what to type instead, and a
+// report that cannot be written fails before any work (issue 13, item 13).
+func TestFirstUseMessages(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "gavel.db")
+	world := filepath.Join(dir, "world.jsonl")
+	mustGavel(t, db, "sim", "records", "--n", "60", "--seed", "2", "-o", world)
+	mustGavel(t, db, "ingest", world)
+	mustGavel(t, db, "split", "main", "--train", "0.4", "--val", "0.3", "--test", "0.3", "--seed", "1")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ask", "--model", "openai/gpt-4o", "hi"}, `did you mean "openai:gpt-4o"`},
+		{[]string{"eval", "--judg", "passfail"}, "did you mean --judge?"},
+		{[]string{"eval", "--judge", "rubric5", "--split", "main:test", "--model", "sim", "--threshold", "6"}, "rubric5 has 5 checks"},
+		{[]string{"judge", "--judge", "passfail", "--split", "main", "--model", "sim"}, "say which part to judge, e.g. main:test"},
+		{[]string{"eval", "--judge", "passfail", "--split", "main:test", "--model", "sim", "--report", filepath.Join(dir, "no", "such", "r.html")}, "cannot be written"},
+	} {
+		r := gavel(t, db, c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) || !strings.HasSuffix(r.stderr, "\n") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}
