@@ -43,6 +43,27 @@ type RoundStats struct {
 	CompositeMean metrics.Value `json:"composite_mean"`
 	BestMean      metrics.Value `json:"best_composite_mean"`
 	Simulated     bool          `json:"simulated,omitempty"`
+	// The rates' 95% intervals: Wilson score intervals for the rates with
+	// one trial per instruction, and for the sample pass rate a bootstrap
+	// that resamples whole instructions (their samples are not
+	// independent).
+	WinRateCI           *metrics.Interval `json:"win_rate_ci,omitempty"`
+	SamplePassRateCI    *metrics.Interval `json:"sample_pass_rate_ci,omitempty"`
+	BestPassRateCI      *metrics.Interval `json:"best_pass_rate_ci,omitempty"`
+	ReferencePassRateCI *metrics.Interval `json:"reference_pass_rate_ci,omitempty"`
+}
+
+// RateText writes a rate as a percentage with its interval, e.g.
+// "62.5% [48.1%, 75.0%]".
+func RateText(v metrics.Value, iv *metrics.Interval) string {
+	if !v.Defined() {
+		return "undefined (" + v.Undefined + ")"
+	}
+	s := fmt.Sprintf("%.1f%%", 100*v.V)
+	if iv != nil && iv.Defined() {
+		s += fmt.Sprintf(" [%.1f%%, %.1f%%]", 100*iv.Lo, 100*iv.Hi)
+	}
+	return s
 }
 
 // ReadLineage reads a lineage file.
@@ -89,7 +110,11 @@ func mean(xs []float64) metrics.Value {
 // Stats computes each round's figures from lineage lines, by round.
 func Stats(lines []Lineage) []*RoundStats {
 	by := map[int]*RoundStats{}
-	type counts struct{ passed, best, bestPassed, refs, refPassed, decided, won int }
+	type counts struct {
+		passed, best, bestPassed, refs, refPassed, decided, won int
+		works                                                   []float64 // each run sample: 1 works, 0 not
+		groups                                                  []string  // its instruction
+	}
 	cs := map[int]*counts{}
 	for _, l := range lines {
 		st := by[l.Round]
@@ -127,9 +152,12 @@ func Stats(lines []Lineage) []*RoundStats {
 			if s.Exec != nil {
 				st.Executed++
 				st.ExecStatus[s.Exec.Status]++
+				w := 0.0
 				if s.Exec.Works() {
 					c.passed++
+					w = 1
 				}
+				c.works, c.groups = append(c.works, w), append(c.groups, l.ID)
 			}
 			if s.Index == l.BestSample {
 				st.Best = append(st.Best, s.Composite)
@@ -156,6 +184,21 @@ func Stats(lines []Lineage) []*RoundStats {
 		st.BestPassRate = share(c.bestPassed, c.best, "no chosen sample was run")
 		st.ReferencePassRate = share(c.refPassed, c.refs, "no reference was run")
 		st.CompositeMean, st.BestMean = mean(st.Composite), mean(st.Best)
+		wilson := func(k, n int) *metrics.Interval {
+			iv := metrics.Wilson(k, n, 0.95)
+			return &iv
+		}
+		st.WinRateCI, st.BestPassRateCI, st.ReferencePassRateCI = wilson(c.won, c.decided), wilson(c.bestPassed, c.best), wilson(c.refPassed, c.refs)
+		if len(c.works) > 0 {
+			iv := metrics.Bootstrap(len(c.works), func(idx []int) metrics.Value {
+				sum := 0.0
+				for _, i := range idx {
+					sum += c.works[i]
+				}
+				return metrics.Def(sum / float64(len(idx)))
+			}, metrics.BootstrapOptions{Resamples: 2000, Seed: 1, Groups: c.groups})
+			st.SamplePassRateCI = &iv
+		}
 		out = append(out, st)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Round < out[j].Round })

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Interval is a percentile bootstrap confidence interval.
@@ -188,4 +189,25 @@ func WithCI(n int, stat Statistic, opt BootstrapOptions) Estimate {
 	iv := Bootstrap(n, stat, opt)
 	e.CI = &iv
 	return e
+}
+
+// Wilson is the Wilson score interval of a proportion, k successes of n
+// independent trials, at the given level (0.95 when out of range).
+func Wilson(k, n int, level float64) Interval {
+	if level <= 0 || level >= 1 {
+		level = 0.95
+	}
+	iv := Interval{Level: level, Resampled: "none (Wilson score interval)"}
+	if n <= 0 {
+		iv.Undefined = "no trials"
+		return iv
+	}
+	z := distuv.Normal{Mu: 0, Sigma: 1}.Quantile(1 - (1-level)/2)
+	p := float64(k) / float64(n)
+	nf := float64(n)
+	den := 1 + z*z/nf
+	centre := (p + z*z/(2*nf)) / den
+	half := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / den
+	iv.Lo, iv.Hi = math.Max(0, centre-half), math.Min(1, centre+half)
+	return iv
 }

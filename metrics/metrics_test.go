@@ -501,3 +501,21 @@ func TestFewGroupsWarn(t *testing.T) {
 		t.Fatalf("items: %+v", iv)
 	}
 }
+
+// Wilson's interval against published values: 81 of 263 at 95% is
+// [0.2553, 0.3662] (Newcombe 1998, example (i), method 3); 0 of 10 is
+// [0, 0.2775].
+func TestWilson(t *testing.T) {
+	for _, c := range []struct {
+		k, n   int
+		lo, hi float64
+	}{{81, 263, 0.2553, 0.3662}, {0, 10, 0, 0.2775}, {15, 148, 0.0624, 0.1605}} {
+		iv := metrics.Wilson(c.k, c.n, 0.95)
+		if math.Abs(iv.Lo-c.lo) > 5e-4 || math.Abs(iv.Hi-c.hi) > 5e-4 {
+			t.Errorf("Wilson(%d, %d) = [%.4f, %.4f], want [%.4f, %.4f]", c.k, c.n, iv.Lo, iv.Hi, c.lo, c.hi)
+		}
+	}
+	if iv := metrics.Wilson(0, 0, 0.95); iv.Defined() {
+		t.Error("no trials must have no interval")
+	}
+}

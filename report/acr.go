@@ -33,6 +33,7 @@ var acrTmpl = template.Must(template.New("acr").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%.1f%%", 100*v.V)
 	},
+	"rate": acr.RateText,
 	"num": func(v metrics.Value) string {
 		if !v.Defined() {
 			return "undefined"

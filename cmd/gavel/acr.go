@@ -376,7 +376,8 @@ its own service (--generator-base-url etc.); --max-cost applies to each.`,
 			fmt.Fprintf(a.stdout, "%sround %d: %d instructions, %d samples: %d single-turn records (sample won), %d critique records, %d skipped\n",
 				tag, f.round, stats.Instructions, stats.Samples, stats.SingleTurn, stats.Critique, stats.Skipped)
 			fmt.Fprintf(a.stdout, "  sample win rate %s; sample pass rate %s; best sample pass rate %s; reference pass rate %s\n",
-				stats.WinRate, stats.SamplePassRate, stats.BestPassRate, stats.ReferencePassRate)
+				acr.RateText(stats.WinRate, stats.WinRateCI), acr.RateText(stats.SamplePassRate, stats.SamplePassRateCI),
+				acr.RateText(stats.BestPassRate, stats.BestPassRateCI), acr.RateText(stats.ReferencePassRate, stats.ReferencePassRateCI))
 			fmt.Fprintf(a.stdout, "  decided by: %s\n  written: %s, %s\n", countsText(stats.DecidedBy), out, lineage)
 			return nil
 		},
@@ -575,7 +576,7 @@ func (a *app) acrReportCmd() *cobra.Command {
 			}
 			for _, st := range stats {
 				fmt.Fprintf(a.stdout, "round %d: %d instructions, %d single-turn, %d critique, %d skipped; win rate %s, sample pass rate %s\n",
-					st.Round, st.Instructions, st.SingleTurn, st.Critique, st.Skipped, st.WinRate, st.SamplePassRate)
+					st.Round, st.Instructions, st.SingleTurn, st.Critique, st.Skipped, acr.RateText(st.WinRate, st.WinRateCI), acr.RateText(st.SamplePassRate, st.SamplePassRateCI))
 			}
 			return nil
 		},
