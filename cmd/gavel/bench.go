@@ -263,11 +263,23 @@ passed checks; a pointwise judge 5 x its weighted score.`,
 			for _, e := range evals {
 				fmt.Fprintf(tw, "%s", e.Name)
 				for _, f := range bench.MetaFigures {
-					fmt.Fprintf(tw, "\t%s", e.Figures[f].Value)
+					fg := e.Figures[f]
+					cell := fg.Value.String()
+					if fg.CI != nil && fg.CI.Defined() {
+						cell += fmt.Sprintf(" [%.2f, %.2f]", fg.CI.Lo, fg.CI.Hi)
+						if fg.CI.Warning != "" {
+							cell += " (!)"
+						}
+					}
+					fmt.Fprintf(tw, "\t%s", cell)
 				}
 				fmt.Fprintf(tw, "\t%d\t\n", e.Invalid)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "Intervals: 95%%, %d bootstrap resamples of whole problems; (!) marks one resting on too few problems to trust.\n", resamples)
+			return nil
 		},
 	}
 	fl := cmd.Flags()
