@@ -101,6 +101,28 @@ type judgeSetup struct {
 	svc  *llm.Service
 }
 
+// contextInputsExist refuses a judge input context.KEY that no record
+// has: the judge would be shown nothing under that name.
+func contextInputsExist(s *judge.Spec, rs []*record.Record) error {
+	for _, in := range s.Inputs {
+		key, ok := strings.CutPrefix(in, "context.")
+		if !ok {
+			continue
+		}
+		found := false
+		for _, r := range rs {
+			if _, ok := r.Context[key]; ok {
+				found = true
+				break
+			}
+		}
+		if !found && len(rs) > 0 {
+			return usagef("--inputs %s: none of the %d records has a context entry %q", in, len(rs), key)
+		}
+	}
+	return nil
+}
+
 func (a *app) setupJudge(ctx context.Context, f *judgeFlags) (*judgeSetup, error) {
 	s, err := f.loadJudge(f.judge)
 	if err != nil {
@@ -114,6 +136,9 @@ func (a *app) setupJudge(ctx context.Context, f *judgeFlags) (*judgeSetup, error
 	rs = first(rs, f.limit)
 	if err == nil {
 		err = f.checkRecords(rs)
+	}
+	if err == nil {
+		err = contextInputsExist(s, rs)
 	}
 	if err != nil {
 		db.Close()
