@@ -41,13 +41,30 @@ func loadProblems(file, lang string) ([]*problems.Problem, error) {
 		return nil, err
 	}
 	defer f.Close()
+	var ps []*problems.Problem
 	switch lang {
 	case "go":
-		return problems.LoadHumanEvalXGo(f, file)
+		ps, err = problems.LoadHumanEvalXGo(f, file)
 	case "python":
-		return problems.LoadHumanEval(f, file)
+		ps, err = problems.LoadHumanEval(f, file)
+	default:
+		return nil, usagef("--lang: want go or python")
 	}
-	return nil, usagef("--lang: want go or python")
+	if err != nil {
+		// The other language's loader reading it fine means --lang is wrong.
+		other := map[string]string{"go": "python", "python": "go"}[lang]
+		if g, oerr := os.Open(file); oerr == nil {
+			defer g.Close()
+			load := problems.LoadHumanEval
+			if other == "go" {
+				load = problems.LoadHumanEvalXGo
+			}
+			if _, oerr := load(g, file); oerr == nil {
+				return nil, usagef("%s holds %s problems, not %s: give --lang %s", file, other, lang, other)
+			}
+		}
+	}
+	return ps, err
 }
 
 func (a *app) benchBuildCmd() *cobra.Command {

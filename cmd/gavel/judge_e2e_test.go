@@ -311,6 +311,7 @@ func TestFirstUseMessages(t *testing.T) {
 		{[]string{"eval", "--judg", "passfail"}, "did you mean --judge?"},
 		{[]string{"eval", "--judge", "rubric5", "--split", "main:test", "--model", "sim", "--threshold", "6"}, "rubric5 has 5 checks"},
 		{[]string{"judge", "--judge", "passfail", "--split", "main", "--model", "sim"}, "say which part to judge, e.g. main:test"},
+		{[]string{"bench", "build", "--problems", "../../examples/humaneval-x-go/humaneval_go.jsonl.gz", "--lang", "python", "-o", filepath.Join(dir, "b.jsonl")}, "give --lang go"},
 		{[]string{"judge", "--judge", "passfail", "--split", "main:test", "--model", "sim", "--inputs", "task,candidate,context.nothing"}, `has a context entry "nothing"`},
 		{[]string{"eval", "--judge", "passfail", "--split", "main:test", "--model", "sim", "--report", filepath.Join(dir, "no", "such", "r.html")}, "cannot be written"},
 	} {
