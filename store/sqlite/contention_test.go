@@ -162,3 +162,59 @@ func TestLongImportLosesNoCacheWrite(t *testing.T) {
 		t.Fatalf("%d records, want %d", got, n+1)
 	}
 }
+
+// A record that another command imported while this import was staging
+// is left alone when it is the same, and fails this import (which then
+// imports nothing) when it differs.
+func TestImportMeetsAConcurrentImport(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gavel.db")
+	a, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	other := func(r *record.Record) {
+		t.Helper()
+		if err := b.Import(ctx, func(w record.Writer) error { _, err := w.Put(ctx, r); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The same record meanwhile: fine.
+	err = a.Import(ctx, func(w record.Writer) error {
+		for i := range 3 {
+			if _, err := w.Put(ctx, numbered(i)); err != nil {
+				return err
+			}
+		}
+		other(numbered(1))
+		return nil
+	})
+	if err != nil || count(t, a) != 3 {
+		t.Fatalf("same record meanwhile: %v, %d records", err, count(t, a))
+	}
+	// A different record under an id this import staged: refused, and
+	// nothing of this import is kept.
+	err = a.Import(ctx, func(w record.Writer) error {
+		for i := 10; i < 13; i++ {
+			if _, err := w.Put(ctx, numbered(i)); err != nil {
+				return err
+			}
+		}
+		changed := numbered(11)
+		changed.Task = "someone else's"
+		other(changed)
+		return nil
+	})
+	if !errors.Is(err, record.ErrConflict) {
+		t.Fatalf("a different record meanwhile: %v", err)
+	}
+	if got := count(t, a); got != 4 { // the 3 from before and the other command's
+		t.Fatalf("%d records, want 4", got)
+	}
+}

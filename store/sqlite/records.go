@@ -171,8 +171,25 @@ func (w *recordWriter) flush(ctx context.Context) error {
 // record another command imported meanwhile is left as it is when it is
 // the same, and fails the import when it differs.
 func (w *recordWriter) move(ctx context.Context, tx *sql.Tx) error {
+	// Insert what is new; a record another command imported meanwhile
+	// (the same id) is skipped here and checked below, which is needed
+	// only when something was skipped.
+	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO main.records
+		(id, content_hash, body, label, status, source, grp, at_unix_ns, imported_at)
+		SELECT s.id, s.content_hash, s.body, s.label, s.status, s.source, s.grp, s.at_unix_ns, ?
+		FROM temp.import_staging s ORDER BY s.seq`, w.db.timestamp())
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	inserted, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if int(inserted) == len(w.staged) {
+		return nil
+	}
 	var id, stored, body string
-	err := tx.QueryRowContext(ctx, `SELECT s.id, r.body, s.body FROM temp.import_staging s JOIN main.records r ON r.id = s.id
+	err = tx.QueryRowContext(ctx, `SELECT s.id, r.body, s.body FROM temp.import_staging s JOIN main.records r ON r.id = s.id
 		WHERE r.body != s.body LIMIT 1`).Scan(&id, &stored, &body)
 	switch {
 	case err == nil:
@@ -180,16 +197,18 @@ func (w *recordWriter) move(ctx context.Context, tx *sql.Tx) error {
 		if err := json.Unmarshal([]byte(body), &r); err != nil {
 			return err
 		}
-		return conflict(&r, stored)
+		return conflict(&r, stored) // the caller rolls the insert back
 	case !errors.Is(err, sql.ErrNoRows):
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO main.records
-		(id, content_hash, body, label, status, source, grp, at_unix_ns, imported_at)
-		SELECT s.id, s.content_hash, s.body, s.label, s.status, s.source, s.grp, s.at_unix_ns, ?
-		FROM temp.import_staging s WHERE NOT EXISTS (SELECT 1 FROM main.records r WHERE r.id = s.id)
-		ORDER BY s.seq`, w.db.timestamp()); err != nil {
-		return fmt.Errorf("import: %w", err)
+	// Everything staged must now be in records, word for word: nothing
+	// may have been skipped for another reason.
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM temp.import_staging s JOIN main.records r ON r.id = s.id AND r.body = s.body`).Scan(&n); err != nil {
+		return err
+	}
+	if n != len(w.staged) {
+		return fmt.Errorf("import: %d of %d records could not be stored", len(w.staged)-n, len(w.staged))
 	}
 	return nil
 }
