@@ -111,6 +111,9 @@ func Evaluate(s *Spec, model string, rs []*record.Record, verdicts map[string]Ve
 	}
 	if s.Kind == Rubric {
 		e.Sweep = metrics.Sweep(e.ref, e.scores, e.valid)
+		if boot.Resamples >= 0 {
+			metrics.SweepIntervals(e.Sweep, e.ref, boot)
+		}
 	}
 	return e, nil
 }

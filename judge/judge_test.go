@@ -1,6 +1,7 @@
 package judge_test
 
 import (
+	"context"
 	"encoding/json"
 	"regexp"
 	"strings"
@@ -258,5 +259,36 @@ func TestEvaluate(t *testing.T) {
 	delete(vs, "a")
 	if _, err := judge.Evaluate(s, "m", rs, vs, 0, metrics.BootstrapOptions{}); err == nil {
 		t.Fatal("a record without a verdict was accepted")
+	}
+}
+
+// Every threshold of a rubric sweep has its Scott's pi interval, around
+// its value.
+func TestSweepIntervals(t *testing.T) {
+	rs := simRecords(t, 300, 4)
+	s, _ := judge.Load("rubric5")
+	res, err := judge.Run(context.Background(), simService(), s, "sim", rs, judge.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]judge.Verdict{}
+	for _, v := range res.Verdicts {
+		byID[v.RecordID] = v
+	}
+	e, err := judge.Evaluate(s, "sim", rs, byID, 0, metrics.BootstrapOptions{Resamples: 300, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Sweep) < 2 {
+		t.Fatalf("sweep %+v", e.Sweep)
+	}
+	for _, p := range e.Sweep {
+		pi := p.Metrics.ScottPi
+		if p.ScottPiCI == nil {
+			t.Fatalf("threshold %g has no interval", p.Threshold)
+		}
+		if pi.Defined() && p.ScottPiCI.Defined() && (p.ScottPiCI.Lo > pi.V+1e-9 || p.ScottPiCI.Hi < pi.V-1e-9) {
+			t.Errorf("threshold %g: pi %.3f outside its interval %v", p.Threshold, pi.V, p.ScottPiCI)
+		}
 	}
 }

@@ -160,6 +160,10 @@ func BinaryStatistic(name string, ref, pred []int) (Statistic, error) {
 type SweepPoint struct {
 	Threshold float64 `json:"threshold"`
 	Metrics   *Binary `json:"metrics"`
+	// ScottPiCI is Scott's pi's interval at this threshold, when asked for
+	// (SweepIntervals).
+	ScottPiCI *Interval `json:"scott_pi_ci,omitempty"`
+	pred      []int
 }
 
 // Sweep evaluates a score-based judge at every threshold: the judge says
@@ -197,9 +201,22 @@ func Sweep(ref []int, scores []float64, valid []bool) []SweepPoint {
 				pred[i] = Fail
 			}
 		}
-		out = append(out, SweepPoint{Threshold: t, Metrics: ComputeBinary(ref, pred, nil)})
+		out = append(out, SweepPoint{Threshold: t, Metrics: ComputeBinary(ref, pred, nil), pred: append([]int(nil), pred...)})
 	}
 	return out
+}
+
+// SweepIntervals gives every point of a sweep its Scott's pi interval, by
+// the same bootstrap as the figures at the chosen threshold.
+func SweepIntervals(points []SweepPoint, ref []int, opt BootstrapOptions) {
+	for i := range points {
+		stat, err := BinaryStatistic("scott_pi", ref, points[i].pred)
+		if err != nil {
+			continue
+		}
+		iv := Bootstrap(len(ref), stat, opt)
+		points[i].ScottPiCI = &iv
+	}
 }
 
 // BestThreshold picks the point with the highest defined value of metric;

@@ -303,6 +303,8 @@ type thresholdRow struct {
 	FailPrecision metrics.Value `json:"fail_precision"`
 	FailRecall    metrics.Value `json:"fail_recall"`
 	PassRecall    metrics.Value `json:"pass_recall"`
+	// ScottPiCI is Scott's pi's 95% interval at this threshold.
+	ScottPiCI *metrics.Interval `json:"scott_pi_ci,omitempty"`
 }
 
 type tunedOutput struct {
@@ -435,7 +437,7 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 		N: e.N, Invalid: e.Invalid, Threshold: e.Threshold, Confusion: e.Metrics.Confusion, Figures: e.Figures}
 	for _, p := range e.Sweep {
 		m := p.Metrics
-		out.Thresholds = append(out.Thresholds, thresholdRow{p.Threshold, m.ScottPi, m.CohenKappa, m.Accuracy, m.FailPrecision, m.FailRecall, m.PassRecall})
+		out.Thresholds = append(out.Thresholds, thresholdRow{p.Threshold, m.ScottPi, m.CohenKappa, m.Accuracy, m.FailPrecision, m.FailRecall, m.PassRecall, p.ScottPiCI})
 	}
 	rep := &report.EvalReport{
 		Title: fmt.Sprintf("%sJudge evaluation: %s on %s", simTag(f.model), s.Name, f.split), Simulated: isSim(f.model),
@@ -547,9 +549,13 @@ func (a *app) printEval(out *evalOutput, e *judge.Evaluation) {
 	if len(out.Thresholds) > 0 {
 		fmt.Fprintln(a.stdout, "  by threshold:")
 		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "\tthreshold\tscott_pi\taccuracy\tfail_recall\tpass_recall\t")
+		fmt.Fprintln(tw, "\tthreshold\tscott_pi\t95% interval\taccuracy\tfail_recall\tpass_recall\t")
 		for _, r := range out.Thresholds {
-			fmt.Fprintf(tw, "\t%g\t%s\t%s\t%s\t%s\t\n", r.Threshold, r.ScottPi, r.Accuracy, r.FailRecall, r.PassRecall)
+			ci := ""
+			if r.ScottPiCI != nil {
+				ci = r.ScottPiCI.String()
+			}
+			fmt.Fprintf(tw, "\t%g\t%s\t%s\t%s\t%s\t%s\t\n", r.Threshold, r.ScottPi, ci, r.Accuracy, r.FailRecall, r.PassRecall)
 		}
 		tw.Flush()
 	}
