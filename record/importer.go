@@ -149,7 +149,11 @@ func putLine(ctx context.Context, w Writer, dec Decoder, line []byte, res *Impor
 
 // OpenInput opens a file for reading, decompressing it if its name ends in
 // .gz. The name "-" is standard input.
-func OpenInput(name string) (io.ReadCloser, error) {
+func OpenInput(name string) (io.ReadCloser, error) { return OpenInputWith(name, nil) }
+
+// OpenInputWith is OpenInput with wrap (when set) around the raw bytes of
+// the file, before any decompression: to count what is read, say.
+func OpenInputWith(name string, wrap func(io.Reader) io.Reader) (io.ReadCloser, error) {
 	var f *os.File
 	if name == "-" {
 		f = os.Stdin
@@ -159,10 +163,17 @@ func OpenInput(name string) (io.ReadCloser, error) {
 			return nil, err
 		}
 	}
-	if !strings.HasSuffix(name, ".gz") {
-		return f, nil
+	var raw io.Reader = f
+	if wrap != nil {
+		raw = wrap(f)
 	}
-	zr, err := gzip.NewReader(bufio.NewReader(f))
+	if !strings.HasSuffix(name, ".gz") {
+		return struct {
+			io.Reader
+			io.Closer
+		}{raw, f}, nil
+	}
+	zr, err := gzip.NewReader(bufio.NewReader(raw))
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -83,8 +84,21 @@ it continues from the answers without sending anything.`,
 			}
 			total := &llm.BatchImport{}
 			for _, name := range files {
+				// Progress in bytes read: the importer reads each file twice
+				// (checking, then storing).
+				size := 0
+				if fi, err := os.Stat(name); err == nil {
+					size = 2 * int(fi.Size())
+				}
+				prog := a.newProgress("batch import "+filepath.Base(name)+": bytes", size)
+				read := 0
 				res, err := llm.ImportResults(cmd.Context(), db.Cache(), registry(), prices, name,
-					func() (io.ReadCloser, error) { return record.OpenInput(name) })
+					func() (io.ReadCloser, error) {
+						return record.OpenInputWith(name, func(r io.Reader) io.Reader {
+							return &countingReader{r: r, n: &read, progress: prog.update}
+						})
+					})
+				prog.done()
 				if err != nil {
 					return fmt.Errorf("batch import: %w", err)
 				}
@@ -154,4 +168,18 @@ func (a *app) cacheCmd() *cobra.Command {
 	}
 	cmd.AddCommand(stats)
 	return cmd
+}
+
+// countingReader reports the bytes read so far.
+type countingReader struct {
+	r        io.Reader
+	n        *int
+	progress func(int)
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += n
+	c.progress(*c.n)
+	return n, err
 }
