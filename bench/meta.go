@@ -9,6 +9,7 @@ import (
 	"go/token"
 	"math"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -110,6 +111,9 @@ type MetaEval struct {
 	Figures map[string]Figure `json:"figures"`
 	// Confusion[known][predicted], predictions rounded to 0..5.
 	Confusion [6][6]int `json:"confusion"`
+	// ConfusionByScore is the same matrix labelled: known score, then
+	// predicted score.
+	ConfusionByScore map[string]map[string]int `json:"confusion_by_score"`
 }
 
 // MetaFigures lists the figures in report order.
@@ -132,6 +136,14 @@ func MetaEvaluate(name string, progs []*Program, pred []float64, boot metrics.Bo
 		groups = append(groups, p.Problem)
 		r := int(math.Round(math.Max(0, math.Min(5, pred[i]))))
 		m.Confusion[p.Score][r]++
+		if m.ConfusionByScore == nil {
+			m.ConfusionByScore = map[string]map[string]int{}
+		}
+		known := strconv.Itoa(p.Score)
+		if m.ConfusionByScore[known] == nil {
+			m.ConfusionByScore[known] = map[string]int{}
+		}
+		m.ConfusionByScore[known][strconv.Itoa(r)]++
 	}
 	m.N = len(known)
 	rounded := make([]float64, len(got))

@@ -279,20 +279,22 @@ type evalFlags struct {
 
 // evalOutput is the --json summary of eval; its field names are a contract.
 type evalOutput struct {
-	Judge      string                  `json:"judge"`
-	Prompt     string                  `json:"prompt"`
-	Model      string                  `json:"model"`
-	Split      string                  `json:"split"`
-	Simulated  bool                    `json:"simulated"`
-	N          int                     `json:"n"`
-	Invalid    int                     `json:"invalid"`
-	Threshold  int                     `json:"threshold,omitempty"`
-	Confusion  [2][2]int               `json:"confusion"`
-	Figures    map[string]judge.Figure `json:"-"`
-	Thresholds []thresholdRow          `json:"thresholds,omitempty"`
-	Tuned      *tunedOutput            `json:"tuned,omitempty"`
-	Compare    *compareOutput          `json:"compare,omitempty"`
-	Calls      llm.RunStats            `json:"calls"`
+	Judge     string    `json:"judge"`
+	Prompt    string    `json:"prompt"`
+	Model     string    `json:"model"`
+	Split     string    `json:"split"`
+	Simulated bool      `json:"simulated"`
+	N         int       `json:"n"`
+	Invalid   int       `json:"invalid"`
+	Threshold int       `json:"threshold,omitempty"`
+	Confusion [2][2]int `json:"confusion"`
+	// ConfusionByLabel is the same matrix labelled: outcome, then verdict.
+	ConfusionByLabel map[string]map[string]int `json:"confusion_by_label"`
+	Figures          map[string]judge.Figure   `json:"-"`
+	Thresholds       []thresholdRow            `json:"thresholds,omitempty"`
+	Tuned            *tunedOutput              `json:"tuned,omitempty"`
+	Compare          *compareOutput            `json:"compare,omitempty"`
+	Calls            llm.RunStats              `json:"calls"`
 }
 
 type thresholdRow struct {
@@ -434,7 +436,8 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 		return err
 	}
 	out := evalOutput{Judge: s.Name, Prompt: e.Prompt, Model: f.model, Split: f.split, Simulated: isSim(f.model),
-		N: e.N, Invalid: e.Invalid, Threshold: e.Threshold, Confusion: e.Metrics.Confusion, Figures: e.Figures}
+		N: e.N, Invalid: e.Invalid, Threshold: e.Threshold, Confusion: e.Metrics.Confusion, Figures: e.Figures,
+		ConfusionByLabel: labelled(e.Metrics.Confusion)}
 	for _, p := range e.Sweep {
 		m := p.Metrics
 		out.Thresholds = append(out.Thresholds, thresholdRow{p.Threshold, m.ScottPi, m.CohenKappa, m.Accuracy, m.FailPrecision, m.FailRecall, m.PassRecall, p.ScottPiCI})
@@ -500,12 +503,17 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 	return nil
 }
 
+// labelled names a confusion matrix's rows (outcome) and columns (verdict).
+func labelled(c [2][2]int) map[string]map[string]int {
+	return map[string]map[string]int{"fail": {"fail": c[0][0], "pass": c[0][1]}, "pass": {"fail": c[1][0], "pass": c[1][1]}}
+}
+
 // flatten puts each reported figure at the top level of the JSON summary
 // (scott_pi, cohen_kappa, ... each with value and ci), beside the rest.
 func flatten(out evalOutput) map[string]any {
 	m := map[string]any{
 		"judge": out.Judge, "prompt": out.Prompt, "model": out.Model, "split": out.Split, "simulated": out.Simulated,
-		"n": out.N, "invalid": out.Invalid, "confusion": out.Confusion, "calls": out.Calls,
+		"n": out.N, "invalid": out.Invalid, "confusion": out.Confusion, "confusion_by_label": out.ConfusionByLabel, "calls": out.Calls,
 	}
 	if out.Threshold != 0 {
 		m["threshold"] = out.Threshold

@@ -284,10 +284,19 @@ func TestLimit(t *testing.T) {
 	args := []string{"eval", "--judge", "passfail", "--split", "main:test", "--model", "sim", "--resamples", "100", "--json"}
 	r := gavel(t, db, append(args, "--fail-under-pi", "0.99")...)
 	var ev struct {
-		ScottPi struct{ Value *float64 } `json:"scott_pi"`
+		ScottPi   struct{ Value *float64 }  `json:"scott_pi"`
+		N         int                       `json:"n"`
+		Invalid   int                       `json:"invalid"`
+		Confusion [2][2]int                 `json:"confusion"`
+		ByLabel   map[string]map[string]int `json:"confusion_by_label"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &ev); err != nil || r.code != 1 || ev.ScottPi.Value == nil || !strings.Contains(r.stderr, "gate failed") {
 		t.Fatalf("gate under the bar: %v %+v", err, r)
+	}
+	// The labelled confusion matrix is the matrix, rows the outcome.
+	if ev.ByLabel["fail"]["pass"] != ev.Confusion[0][1] || ev.ByLabel["pass"]["fail"] != ev.Confusion[1][0] ||
+		ev.ByLabel["fail"]["fail"]+ev.ByLabel["fail"]["pass"]+ev.ByLabel["pass"]["fail"]+ev.ByLabel["pass"]["pass"]+ev.Invalid != ev.N {
+		t.Fatalf("confusion %v, by label %v, n %d, invalid %d", ev.Confusion, ev.ByLabel, ev.N, ev.Invalid)
 	}
 	if r := gavel(t, db, append(args, "--fail-under-pi", "-1")...); r.code != 0 {
 		t.Fatalf("gate over the bar: %+v", r)
