@@ -51,6 +51,9 @@ type RoundStats struct {
 	SamplePassRateCI    *metrics.Interval `json:"sample_pass_rate_ci,omitempty"`
 	BestPassRateCI      *metrics.Interval `json:"best_pass_rate_ci,omitempty"`
 	ReferencePassRateCI *metrics.Interval `json:"reference_pass_rate_ci,omitempty"`
+	// Figures holds the four rates in gavel's one shape for a figure,
+	// {"value", "ci": {"lo", "hi", ...}}, beside the fields above.
+	Figures map[string]metrics.Estimate `json:"figures"`
 }
 
 // RateText writes a rate as a percentage with its interval, e.g.
@@ -198,6 +201,13 @@ func Stats(lines []Lineage) []*RoundStats {
 				return metrics.Def(sum / float64(len(idx)))
 			}, metrics.BootstrapOptions{Resamples: 2000, Seed: 1, Groups: c.groups})
 			st.SamplePassRateCI = &iv
+		}
+		est := func(v metrics.Value, iv *metrics.Interval) metrics.Estimate {
+			return metrics.Estimate{Value: v, Undefined: v.Undefined, CI: iv}
+		}
+		st.Figures = map[string]metrics.Estimate{
+			"win_rate": est(st.WinRate, st.WinRateCI), "sample_pass_rate": est(st.SamplePassRate, st.SamplePassRateCI),
+			"best_pass_rate": est(st.BestPassRate, st.BestPassRateCI), "reference_pass_rate": est(st.ReferencePassRate, st.ReferencePassRateCI),
 		}
 		out = append(out, st)
 	}

@@ -36,7 +36,9 @@ func Diff(a, b *judge.Spec) string {
 }
 
 // PiCI is a value with its interval as [lo, hi], the shape summary.json
-// uses.
+// has always used (scott_pi, ci); Figures holds every figure in gavel's
+// one shape for a figure, {"value", "ci": {"lo", "hi", ...}}, as every
+// command's JSON does.
 type PiCI struct {
 	ScottPi   *float64   `json:"scott_pi"`
 	CI        []float64  `json:"ci"`
@@ -102,6 +104,7 @@ func (r *Result) Summary() JudgeSummary {
 	s.Test.ThresholdTuned = evalSummary(r.Tuned)
 	s.Test.Calibrated = evalSummary(r.Calibrated)
 	s.Gain = piCI(r.Gain["scott_pi"])
+	s.Gain.Figures = FigureList(r.Gain)
 	return s
 }
 
@@ -131,7 +134,9 @@ type ControlSummary struct {
 
 // Control returns a calibration's line as a named control.
 func (r *Result) Control(name, teacherModel, editorModel string) ControlSummary {
-	return ControlSummary{Name: name, Judge: r.Judge, TeacherModel: teacherModel, EditorModel: editorModel,
-		Original: piCI(r.Original.Figures["scott_pi"]), Calibrated: piCI(r.Calibrated.Figures["scott_pi"]),
+	c := ControlSummary{Name: name, Judge: r.Judge, TeacherModel: teacherModel, EditorModel: editorModel,
+		Original: *evalSummary(r.Original), Calibrated: *evalSummary(r.Calibrated),
 		Gain: piCI(r.Gain["scott_pi"]), Selected: r.Versions[r.Selected].Iteration, RevisionsOverCap: r.TooLong}
+	c.Gain.Figures = FigureList(r.Gain)
+	return c
 }

@@ -315,6 +315,36 @@ func TestDemo(t *testing.T) {
 			t.Fatalf("threshold_tuned must be set for rubric5 only: %s", b)
 		}
 	}
+	// Every figure is also in gavel's one shape, {"value", "ci": {"lo", "hi"}}.
+	var raw struct {
+		Judges []struct {
+			Gain struct {
+				Figures map[string]struct {
+					Value *float64
+					CI    *struct{ Lo, Hi float64 }
+				}
+			}
+		}
+		Controls []struct {
+			Original struct {
+				Figures map[string]struct {
+					Value *float64
+					CI    *struct{ Lo, Hi float64 }
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		Value *float64
+		CI    *struct{ Lo, Hi float64 }
+	}{raw.Judges[0].Gain.Figures["scott_pi"], raw.Controls[0].Original.Figures["scott_pi"], raw.Controls[0].Original.Figures["fail_recall"]} {
+		if f.Value == nil || f.CI == nil || f.CI.Lo > *f.Value || f.CI.Hi < *f.Value {
+			t.Fatalf("a figure not in the one shape: %s", b)
+		}
+	}
 	// The length cap binds at least once, and the refusals are counted.
 	if s.Judges[0].RevisionsOverCap+s.Judges[1].RevisionsOverCap == 0 {
 		t.Errorf("no revision was refused for the length cap: %s", b)
