@@ -251,16 +251,36 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 		return cmd, pr, stdout, stderr, nil
 	}
 	t0 := time.Now()
-	cmd, report, stdout, stderr, err := start(useNS)
-	if err != nil && useNS && errors.Is(err, syscall.EPERM) {
-		nsMu.Lock()
-		nsAllowed = false
-		nsMu.Unlock()
-		useNS = false
-		cmd, report, stdout, stderr, err = start(false)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: start: %w", err)
+	var cmd *osexec.Cmd
+	var report *os.File
+	var stdout, stderr *capture
+	var rep launchReport
+	for attempt := 0; ; attempt++ {
+		cmd, report, stdout, stderr, err = start(useNS)
+		if err != nil && useNS && errors.Is(err, syscall.EPERM) {
+			nsMu.Lock()
+			nsAllowed = false
+			nsMu.Unlock()
+			useNS = false
+			cmd, report, stdout, stderr, err = start(false)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: start: %w", err)
+		}
+		rep = launchReport{}
+		derr := json.NewDecoder(report).Decode(&rep)
+		report.Close()
+		if derr == nil || attempt == 2 {
+			break
+		}
+		// The launcher died before it reported, so before the program
+		// could run (the kernel refused it memory right after a fork bomb,
+		// say): nothing untrusted ran, so start again, a little later.
+		cmd.Wait()
+		if cg != nil {
+			cg.killAll()
+		}
+		time.Sleep(time.Duration(100<<attempt) * time.Millisecond)
 	}
 	pgid := cmd.Process.Pid
 	var outputLimit atomic.Bool
@@ -272,10 +292,6 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 	}
 	over := func() { outputLimit.Store(true); killAll() }
 	stdout.over, stderr.over = over, over
-
-	var rep launchReport
-	json.NewDecoder(report).Decode(&rep)
-	report.Close()
 
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 )
 
 // launchEnv carries the launcher's configuration to the re-executed gavel.
@@ -85,7 +86,14 @@ func Launch() {
 	if c.Mounts {
 		rep.Mounts = privateMounts() == nil
 	}
+	var addressSpace *rlimit
 	for _, l := range c.Limits.rlimits() {
+		if l.resource == syscall.RLIMIT_AS {
+			// Set last, just before exec: once it is below what this Go
+			// process has mapped, any allocation of the runtime fails.
+			addressSpace = &l
+			continue
+		}
 		if l.resource == rlimitNPROC && rep.Cgroup {
 			// The cgroup bounds this run's processes. RLIMIT_NPROC counts
 			// every process of the user, other runs' (and dying ones')
@@ -125,8 +133,29 @@ func Launch() {
 			}
 		}
 	}
-	err := syscall.Exec(path, c.Argv, c.Env)
-	fail("exec %s: %v", c.Argv[0], err)
+	// Everything exec needs is built before the address-space limit, and
+	// the limit and the exec are raw system calls that allocate nothing.
+	pathp, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		fail("exec %s: %v", c.Argv[0], err)
+	}
+	argvp, err := syscall.SlicePtrFromStrings(c.Argv)
+	if err != nil {
+		fail("exec %s: %v", c.Argv[0], err)
+	}
+	envp, err := syscall.SlicePtrFromStrings(c.Env)
+	if err != nil {
+		fail("exec %s: %v", c.Argv[0], err)
+	}
+	if addressSpace != nil {
+		lim := syscall.Rlimit{Cur: addressSpace.value, Max: addressSpace.value}
+		if _, _, errno := syscall.RawSyscall(syscall.SYS_SETRLIMIT, uintptr(syscall.RLIMIT_AS), uintptr(unsafe.Pointer(&lim)), 0); errno != 0 {
+			fail("setrlimit as: %v", errno)
+		}
+	}
+	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(pathp)),
+		uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])))
+	fail("exec %s: %v", c.Argv[0], errno)
 }
 
 func envValue(env []string, key string) string {
