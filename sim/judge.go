@@ -3,7 +3,6 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/gavelhq/gavel/llm"
@@ -217,9 +216,9 @@ func judgeAnswer(g *gen, req *llm.Request) (string, bool) {
 		out = map[string]any{"reasoning": fmt.Sprintf("%s A raises %d concerns, B %d.", Label, len(a.failing), len(b.failing)), "winner": winner}
 	case "scores":
 		j := review(g, p.Data["candidate"], rs, false)
-		lo, hi := schemaScale(req.Schema.JSON)
+		lo, hi := roles.SchemaScale(req.Schema.JSON)
 		scores := map[string]any{}
-		for _, c := range schemaCriteria(req.Schema.JSON) {
+		for _, c := range roles.SchemaCriteria(req.Schema.JSON) {
 			v := hi - 2 - 3*len(j.failing) + int(g.next()%3) - 1
 			scores[c] = min(hi, max(lo, v))
 		}
@@ -261,41 +260,4 @@ func schemaChecks(schema json.RawMessage) []string {
 	}
 	json.Unmarshal(schema, &s)
 	return s.Properties.Checks.Required
-}
-
-// schemaCriteria lists a pointwise schema's criteria; schemaScale its range.
-func schemaCriteria(schema json.RawMessage) []string {
-	var s struct {
-		Properties struct {
-			Scores struct {
-				Required []string `json:"required"`
-			} `json:"scores"`
-		} `json:"properties"`
-	}
-	json.Unmarshal(schema, &s)
-	return s.Properties.Scores.Required
-}
-
-func schemaScale(schema json.RawMessage) (int, int) {
-	var s struct {
-		Properties struct {
-			Scores struct {
-				Properties map[string]struct {
-					Minimum int `json:"minimum"`
-					Maximum int `json:"maximum"`
-				} `json:"properties"`
-			} `json:"scores"`
-		} `json:"properties"`
-	}
-	json.Unmarshal(schema, &s)
-	keys := make([]string, 0, len(s.Properties.Scores.Properties))
-	for k := range s.Properties.Scores.Properties {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	if len(keys) == 0 {
-		return 1, 10
-	}
-	c := s.Properties.Scores.Properties[keys[0]]
-	return c.Minimum, c.Maximum
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gavelhq/gavel/bench"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -87,25 +89,11 @@ func nearestFlag(cmd *cobra.Command, typed string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between two short strings.
+// editDistance is the Levenshtein distance between two short strings, by
+// bench's token edit distance over their characters.
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
+	n := max(len(a), len(b))
+	return int(math.Round(bench.EditDistance(strings.Split(a, ""), strings.Split(b, "")) * float64(n)))
 }
 
 // run executes gavel with args and returns the process exit code.

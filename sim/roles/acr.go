@@ -12,6 +12,7 @@ import (
 	"go/token"
 	"math/rand/v2"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 
@@ -259,10 +260,10 @@ func programAnswer(cfg Config, g *Gen, p Prompt, req *llm.Request) (any, bool) {
 	}
 	switch req.Schema.Name {
 	case "scores":
-		lo, hi := scale(req.Schema.JSON)
+		lo, hi := SchemaScale(req.Schema.JSON)
 		seen, cs := seenQuality(g, p.Data["candidate"])
 		scores := map[string]any{}
-		for _, c := range criteria(req.Schema.JSON) {
+		for _, c := range SchemaCriteria(req.Schema.JSON) {
 			v := lo + (hi-lo)*seen/5 + int(g.Next()%3) - 1
 			scores[c] = min(hi, max(lo, v))
 		}
@@ -297,8 +298,9 @@ func programAnswer(cfg Config, g *Gen, p Prompt, req *llm.Request) (any, bool) {
 	return nil, false
 }
 
-// criteria lists a pointwise schema's criteria; scale its range.
-func criteria(schema json.RawMessage) []string {
+// SchemaCriteria lists a pointwise schema's criteria; SchemaScale its range
+// (of its first criterion by name).
+func SchemaCriteria(schema json.RawMessage) []string {
 	var s struct {
 		Properties struct {
 			Scores struct {
@@ -310,7 +312,7 @@ func criteria(schema json.RawMessage) []string {
 	return s.Properties.Scores.Required
 }
 
-func scale(schema json.RawMessage) (int, int) {
+func SchemaScale(schema json.RawMessage) (int, int) {
 	var s struct {
 		Properties struct {
 			Scores struct {
@@ -322,10 +324,14 @@ func scale(schema json.RawMessage) (int, int) {
 		} `json:"properties"`
 	}
 	json.Unmarshal(schema, &s)
-	lo, hi := 1, 10
-	for _, c := range s.Properties.Scores.Properties {
-		lo, hi = c.Minimum, c.Maximum
-		break
+	keys := make([]string, 0, len(s.Properties.Scores.Properties))
+	for k := range s.Properties.Scores.Properties {
+		keys = append(keys, k)
 	}
-	return lo, hi
+	sort.Strings(keys)
+	if len(keys) == 0 {
+		return 1, 10
+	}
+	c := s.Properties.Scores.Properties[keys[0]]
+	return c.Minimum, c.Maximum
 }
