@@ -1,7 +1,6 @@
 package judge_test
 
 import (
-	"context"
 	"encoding/json"
 	"regexp"
 	"strings"
@@ -267,15 +266,7 @@ func TestEvaluate(t *testing.T) {
 func TestSweepIntervals(t *testing.T) {
 	rs := simRecords(t, 300, 4)
 	s, _ := judge.Load("rubric5")
-	res, err := judge.Run(context.Background(), simService(), s, "sim", rs, judge.RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	byID := map[string]judge.Verdict{}
-	for _, v := range res.Verdicts {
-		byID[v.RecordID] = v
-	}
-	e, err := judge.Evaluate(s, "sim", rs, byID, 0, metrics.BootstrapOptions{Resamples: 300, Seed: 1})
+	e, err := judge.Evaluate(s, "sim", rs, simVerdicts(t, s, rs), 0, metrics.BootstrapOptions{Resamples: 300, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

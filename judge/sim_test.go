@@ -54,7 +54,9 @@ func namingPrompt(s *judge.Spec, backwards bool) *judge.Spec {
 	return &c
 }
 
-func agreement(t testing.TB, s *judge.Spec, rs []*record.Record, threshold int) (*metrics.Binary, int) {
+// simVerdicts judges records with the simulated model, by record ID.
+func simVerdicts(t testing.TB, s *judge.Spec, rs []*record.Record) map[string]judge.Verdict {
+	t.Helper()
 	res, err := judge.Run(context.Background(), simService(), s, "sim", rs, judge.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +65,11 @@ func agreement(t testing.TB, s *judge.Spec, rs []*record.Record, threshold int) 
 	for _, v := range res.Verdicts {
 		byID[v.RecordID] = v
 	}
+	return byID
+}
+
+func agreement(t testing.TB, s *judge.Spec, rs []*record.Record, threshold int) (*metrics.Binary, int) {
+	byID := simVerdicts(t, s, rs)
 	var ref, pred []int
 	invalid := 0
 	for _, r := range rs {
