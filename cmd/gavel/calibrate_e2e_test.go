@@ -103,6 +103,19 @@ func simStore(t *testing.T, dir string, n int) string {
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
+// piJSON is a summary's pi with its interval as [lo, hi], and every figure
+// in the one shape; figureJSON is that shape.
+type piJSON struct {
+	ScottPi *float64              `json:"scott_pi"`
+	CI      []float64             `json:"ci"`
+	Figures map[string]figureJSON `json:"figures"`
+}
+
+type figureJSON struct {
+	Value *float64
+	CI    *struct{ Lo, Hi float64 }
+}
+
 type calibrateJSON struct {
 	Judges []struct {
 		Judge string `json:"judge"`
@@ -283,17 +296,10 @@ func TestDemo(t *testing.T) {
 		} `json:"judges"`
 		Controls []struct {
 			Name, Judge string
-			Original    struct {
-				ScottPi *float64 `json:"scott_pi"`
-			} `json:"original"`
-			Calibrated struct {
-				ScottPi *float64 `json:"scott_pi"`
-			} `json:"calibrated"`
-			Gain struct {
-				ScottPi *float64  `json:"scott_pi"`
-				CI      []float64 `json:"ci"`
-			} `json:"gain"`
-			Selected int `json:"selected_iteration"`
+			Original    piJSON `json:"original"`
+			Calibrated  piJSON `json:"calibrated"`
+			Gain        piJSON `json:"gain"`
+			Selected    int    `json:"selected_iteration"`
 		} `json:"controls"`
 		Teacher struct{ Kept, Abstained, Corrected int } `json:"teacher"`
 		Noise   struct {
@@ -317,30 +323,12 @@ func TestDemo(t *testing.T) {
 	}
 	// Every figure is also in gavel's one shape, {"value", "ci": {"lo", "hi"}}.
 	var raw struct {
-		Judges []struct {
-			Gain struct {
-				Figures map[string]struct {
-					Value *float64
-					CI    *struct{ Lo, Hi float64 }
-				}
-			}
-		}
-		Controls []struct {
-			Original struct {
-				Figures map[string]struct {
-					Value *float64
-					CI    *struct{ Lo, Hi float64 }
-				}
-			}
-		}
+		Judges []struct{ Gain piJSON }
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []struct {
-		Value *float64
-		CI    *struct{ Lo, Hi float64 }
-	}{raw.Judges[0].Gain.Figures["scott_pi"], raw.Controls[0].Original.Figures["scott_pi"], raw.Controls[0].Original.Figures["fail_recall"]} {
+	for _, f := range []figureJSON{raw.Judges[0].Gain.Figures["scott_pi"], s.Controls[0].Original.Figures["scott_pi"], s.Controls[0].Original.Figures["fail_recall"]} {
 		if f.Value == nil || f.CI == nil || f.CI.Lo > *f.Value || f.CI.Hi < *f.Value {
 			t.Fatalf("a figure not in the one shape: %s", b)
 		}
