@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/store/sqlite"
 )
 
 // BenchmarkImport measures storing records in one transaction, the store's
 // share of `gavel ingest`: 10,000 records of about 2 KB.
 func BenchmarkImport(b *testing.B) {
-	ctx := context.Background()
 	rs := make([]*record.Record, 10_000)
 	for i := range rs {
 		r := &record.Record{ID: fmt.Sprint("r", i), Task: strings.Repeat("t", 1000),
@@ -23,6 +23,15 @@ func BenchmarkImport(b *testing.B) {
 		}
 		rs[i] = r
 	}
+	b.Run("in memory", func(b *testing.B) { benchImport(b, rs) })
+	b.Run("staged", func(b *testing.B) {
+		defer sqlite.SetImportMemoryLimit(sqlite.SetImportMemoryLimit(0))
+		benchImport(b, rs)
+	})
+}
+
+func benchImport(b *testing.B, rs []*record.Record) {
+	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()

@@ -60,7 +60,9 @@ func count(t *testing.T, db *sqlite.DB) int {
 // A long import beside a command that stores paid answers: no answer is
 // lost to the lock, even when the import takes far longer than one
 // statement waits; the import stays all or nothing (issue 13, defect 3).
-func TestLongImportLosesNoCacheWrite(t *testing.T) {
+func TestLongImportLosesNoCacheWrite(t *testing.T) { bothWays(t, longImportLosesNoCacheWrite) }
+
+func longImportLosesNoCacheWrite(t *testing.T) {
 	old := sqlite.SetBusyTimeout(50 * time.Millisecond)
 	defer sqlite.SetBusyTimeout(old)
 	ctx := context.Background()
@@ -166,7 +168,9 @@ func TestLongImportLosesNoCacheWrite(t *testing.T) {
 // A record that another command imported while this import was staging
 // is left alone when it is the same, and fails this import (which then
 // imports nothing) when it differs.
-func TestImportMeetsAConcurrentImport(t *testing.T) {
+func TestImportMeetsAConcurrentImport(t *testing.T) { bothWays(t, importMeetsAConcurrentImport) }
+
+func importMeetsAConcurrentImport(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "gavel.db")
 	a, err := sqlite.Open(ctx, path)
@@ -217,4 +221,14 @@ func TestImportMeetsAConcurrentImport(t *testing.T) {
 	if got := count(t, a); got != 4 { // the 3 from before and the other command's
 		t.Fatalf("%d records, want 4", got)
 	}
+}
+
+// bothWays runs an import test with the records held in memory until the
+// move, and with every record staged in the temporary table.
+func bothWays(t *testing.T, test func(*testing.T)) {
+	t.Run("in memory", test)
+	t.Run("staged", func(t *testing.T) {
+		defer sqlite.SetImportMemoryLimit(sqlite.SetImportMemoryLimit(0))
+		test(t)
+	})
 }

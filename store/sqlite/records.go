@@ -11,14 +11,19 @@ import (
 	"github.com/gavelhq/gavel/record"
 )
 
-// stagingBatch is how many records an import holds in memory before it
-// stages them.
+// An import holds its records in memory up to memoryLimit bytes of bodies
+// and moves them into records from there; beyond it, it stages them in a
+// temporary table stagingBatch records at a time, so that the memory an
+// import takes is bounded whatever its size.
 const stagingBatch = 2000
 
+var memoryLimit = 64 << 20
+
 // Import implements record.Store. fn's records are checked against the
-// store and staged in a temporary table of the import's own connection
-// (which takes no lock on the store), then moved into records in one short
-// transaction; if fn, the context or the move fails, nothing is imported.
+// store and held in memory or, for a large import, staged in a temporary
+// table of the import's own connection (neither takes a lock on the store),
+// then moved into records in one short transaction; if fn, the context or
+// the move fails, nothing is imported.
 // So an import is atomic for the user, yet never holds the write lock for
 // longer than the move, and a command running beside it is not locked out.
 func (db *DB) Import(ctx context.Context, fn func(record.Writer) error) error {
@@ -48,7 +53,7 @@ func (db *DB) Import(ctx context.Context, fn func(record.Writer) error) error {
 	defer get.Close()
 	w := &recordWriter{db: db, conn: conn, get: get, staged: map[string]string{}}
 	err = fn(w)
-	if err == nil {
+	if err == nil && w.spilled {
 		err = w.flush(ctx)
 	}
 	if err == nil {
@@ -57,11 +62,34 @@ func (db *DB) Import(ctx context.Context, fn func(record.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	tx, err := conn.BeginTx(ctx, nil)
+	if !w.spilled {
+		// Straight from memory, which is the quickest way when
+		// nothing was imported meanwhile; when something was, the rows
+		// are staged after all, so that one check covers both ways.
+		switch err := w.commit(ctx, w.moveFromMemory); {
+		case err == nil:
+			return nil
+		case !errors.Is(err, errSkipped):
+			return err
+		}
+		if err := w.flush(ctx); err != nil {
+			return err
+		}
+	}
+	return w.commit(ctx, w.move)
+}
+
+// errSkipped says that a move from memory skipped records that another
+// command imported meanwhile.
+var errSkipped = errors.New("records imported meanwhile")
+
+// commit runs move in one transaction of the import's connection.
+func (w *recordWriter) commit(ctx context.Context, move func(context.Context, *sql.Tx) error) error {
+	tx, err := w.conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
-	if err := w.move(ctx, tx); err != nil {
+	if err := move(ctx, tx); err != nil {
 		tx.Rollback()
 		return err
 	}
@@ -78,6 +106,10 @@ type recordWriter struct {
 	// staged maps each staged record's id to its content hash.
 	staged map[string]string
 	batch  []stagedRow
+	// held is the size of the bodies in batch; spilled says that the
+	// import outgrew memoryLimit and stages its records.
+	held    int
+	spilled bool
 }
 
 type stagedRow struct {
@@ -118,7 +150,11 @@ func (w *recordWriter) Put(ctx context.Context, r *record.Record) (record.PutRes
 	w.staged[r.ID] = hash
 	w.batch = append(w.batch, stagedRow{r.ID, hash, string(body), string(r.Outcome.Label),
 		string(r.Outcome.Status), string(r.Outcome.Source), r.Group, at})
-	if len(w.batch) >= stagingBatch {
+	w.held += len(body)
+	if w.held > memoryLimit {
+		w.spilled = true
+	}
+	if w.spilled && len(w.batch) >= stagingBatch {
 		if err := w.flush(ctx); err != nil {
 			return 0, err
 		}
@@ -150,20 +186,59 @@ func (w *recordWriter) stagedBody(ctx context.Context, id string) (string, error
 // flush stages the batch, many rows a statement. The staging table is
 // temporary, so this takes no lock on the store.
 func (w *recordWriter) flush(ctx context.Context) error {
-	const perStmt = 50
-	for start := 0; start < len(w.batch); start += perStmt {
-		rows := w.batch[start:min(start+perStmt, len(w.batch))]
-		args := make([]any, 0, 8*len(rows))
-		for _, b := range rows {
-			args = append(args, b.id, b.hash, b.body, b.label, b.status, b.source, b.grp, b.at)
+	err := insertRows(w.batch, nil, func(q string, args []any) (int64, error) {
+		_, err := w.conn.ExecContext(ctx, `INSERT INTO temp.import_staging
+			(id, content_hash, body, label, status, source, grp, at_unix_ns) VALUES `+q, args...)
+		return 0, err
+	})
+	if err != nil {
+		return fmt.Errorf("stage records: %w", err)
+	}
+	w.batch, w.held = w.batch[:0], 0
+	return nil
+}
+
+// moveFromMemory inserts the batch into records, in the order it came,
+// and reports errSkipped when a record was imported meanwhile.
+func (w *recordWriter) moveFromMemory(ctx context.Context, tx *sql.Tx) error {
+	var inserted int64
+	err := insertRows(w.batch, []any{w.db.timestamp()}, func(q string, args []any) (int64, error) {
+		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO main.records
+			(id, content_hash, body, label, status, source, grp, at_unix_ns, imported_at) VALUES `+q, args...)
+		if err != nil {
+			return 0, err
 		}
-		q := `INSERT INTO temp.import_staging (id, content_hash, body, label, status, source, grp, at_unix_ns) VALUES ` +
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?), ", len(rows)), ", ")
-		if _, err := w.conn.ExecContext(ctx, q, args...); err != nil {
-			return fmt.Errorf("stage records %q to %q: %w", rows[0].id, rows[len(rows)-1].id, err)
+		n, err := res.RowsAffected()
+		inserted += n
+		return n, err
+	})
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	if int(inserted) != len(w.batch) {
+		return errSkipped
+	}
+	return nil
+}
+
+// insertRows hands exec the rows, many a statement: the placeholders'
+// VALUES list and the arguments, each row's in stagedRow's field order
+// followed by extra.
+func insertRows(rows []stagedRow, extra []any, exec func(values string, args []any) (int64, error)) error {
+	const perStmt = 50
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", 8+len(extra)), ", ") + ")"
+	for start := 0; start < len(rows); start += perStmt {
+		part := rows[start:min(start+perStmt, len(rows))]
+		args := make([]any, 0, (8+len(extra))*len(part))
+		for _, b := range part {
+			args = append(args, b.id, b.hash, b.body, b.label, b.status, b.source, b.grp, b.at)
+			args = append(args, extra...)
+		}
+		values := strings.TrimSuffix(strings.Repeat(tuple+", ", len(part)), ", ")
+		if _, err := exec(values, args); err != nil {
+			return fmt.Errorf("records %q to %q: %w", part[0].id, part[len(part)-1].id, err)
 		}
 	}
-	w.batch = w.batch[:0]
 	return nil
 }
 

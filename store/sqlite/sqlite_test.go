@@ -108,7 +108,9 @@ func TestMigrateEmptyDatabase(t *testing.T) {
 	}
 }
 
-func TestImportTransaction(t *testing.T) {
+func TestImportTransaction(t *testing.T) { bothWays(t, importTransaction) }
+
+func importTransaction(t *testing.T) {
 	ctx := context.Background()
 	db := MustOpenDB(t)
 	if err := put(ctx, db, rec("a", record.StatusPassed, "g1"), rec("b", record.StatusFailed, "g1")); err != nil {
