@@ -93,7 +93,27 @@ func Run(ctx context.Context, client llm.Client, s *Spec, model string, records 
 }
 
 func judgeOne(ctx context.Context, client llm.Client, s *Spec, version, model string, r *record.Record) (*Verdict, error) {
-	req, err := s.Request(model, InputOf(r))
+	return judgeInput(ctx, client, s, version, model, r.ID, InputOf(r))
+}
+
+// JudgeInput judges one change's input with a model through client; the
+// verdict carries id as its record ID. The answer is marked cached when
+// the model layer answered from its cache.
+func JudgeInput(ctx context.Context, client llm.Client, s *Spec, model, id string, in Input) (*Verdict, bool, error) {
+	if s.Kind != Binary && s.Kind != Rubric {
+		return nil, false, fmt.Errorf("judge %s is a %s judge: changes are judged by binary and rubric judges", s.Name, s.Kind)
+	}
+	var cached bool
+	v, err := judgeInputWith(ctx, client, s, s.Version(), model, id, in, &cached)
+	return v, cached, err
+}
+
+func judgeInput(ctx context.Context, client llm.Client, s *Spec, version, model, id string, in Input) (*Verdict, error) {
+	return judgeInputWith(ctx, client, s, version, model, id, in, nil)
+}
+
+func judgeInputWith(ctx context.Context, client llm.Client, s *Spec, version, model, id string, in Input, cached *bool) (*Verdict, error) {
+	req, err := s.Request(model, in)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +125,10 @@ func judgeOne(ctx context.Context, client llm.Client, s *Spec, version, model st
 	if err != nil {
 		return nil, err
 	}
+	if cached != nil {
+		*cached = resp.Cached
+	}
 	v := s.ParseAnswer(resp)
-	v.RecordID, v.Prompt, v.Model, v.Key = r.ID, version, model, key
+	v.RecordID, v.Prompt, v.Model, v.Key = id, version, model, key
 	return &v, nil
 }

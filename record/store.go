@@ -38,6 +38,8 @@ type Filter struct {
 	ExcludeStatus []Status
 	// Group keeps only one group's records.
 	Group string
+	// IDs, when not empty, keeps only the records with these ids.
+	IDs []string
 	// Limit stops after this many records (0: no limit).
 	Limit int
 }
@@ -52,6 +54,9 @@ func (f *Filter) Match(r *Record) bool {
 		return false
 	}
 	if slices.Contains(f.ExcludeStatus, r.Outcome.Status) {
+		return false
+	}
+	if len(f.IDs) > 0 && !slices.Contains(f.IDs, r.ID) {
 		return false
 	}
 	return f.Group == "" || f.Group == r.Group

@@ -157,7 +157,7 @@ A killed run resumes from the cache; --offline stops at each stage boundary.`,
 }
 
 // calibrationRun calibrates one spec, with progress on stderr.
-func (a *app) calibrationRun(ctx context.Context, svc *llm.Service, db *sqlite.DB, s *judge.Spec, data refine.Data, model, teacherModel, editorModel string, maxIter, maxChars, concurrency int, boot metrics.BootstrapOptions) (*refine.Result, error) {
+func (a *app) calibrationRun(ctx context.Context, svc *llm.Service, db *sqlite.DB, s *judge.Spec, data refine.Data, split, model, teacherModel, editorModel string, maxIter, maxChars, concurrency int, boot metrics.BootstrapOptions) (*refine.Result, error) {
 	prog := map[string]*progress{}
 	res, err := refine.Calibrate(ctx, svc, db, data, refine.Config{
 		Judge: s, Model: model, TeacherModel: teacherModel, EditorModel: editorModel, MaxIter: maxIter,
@@ -181,7 +181,7 @@ func (a *app) calibrationRun(ctx context.Context, svc *llm.Service, db *sqlite.D
 	if err != nil {
 		return nil, stopped(err, svc.Stats().Pending)
 	}
-	if err := db.SaveCalibration(context.WithoutCancel(ctx), s.Name, res.Versions[res.Selected].Hash, res); err != nil {
+	if err := db.SaveCalibration(context.WithoutCancel(ctx), s.Name, res.Versions[res.Selected].Hash, split, model, res); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -224,7 +224,7 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 		return err
 	}
 	boot := metrics.BootstrapOptions{Resamples: f.resamples, Seed: f.seed}
-	res, err := a.calibrationRun(ctx, svc, db, s, data, f.model, f.teacherModel, f.editorModel, f.maxIter, f.maxChars, f.concurrency, boot)
+	res, err := a.calibrationRun(ctx, svc, db, s, data, f.split, f.model, f.teacherModel, f.editorModel, f.maxIter, f.maxChars, f.concurrency, boot)
 	if err != nil {
 		return err
 	}
@@ -236,7 +236,7 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	out := map[string]any{"judges": []refine.JudgeSummary{res.Summary()}, "teacher": res.Teacher,
 		"simulated": isSim(f.model), "split": f.split}
 	if ablated != nil {
-		res2, err := a.calibrationRun(ctx, svc, db, ablated, data, f.model, f.teacherModel, f.editorModel, f.maxIter, f.maxChars, f.concurrency, boot)
+		res2, err := a.calibrationRun(ctx, svc, db, ablated, data, f.split, f.model, f.teacherModel, f.editorModel, f.maxIter, f.maxChars, f.concurrency, boot)
 		if err != nil {
 			return err
 		}

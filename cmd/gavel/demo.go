@@ -216,7 +216,7 @@ func (a *app) runDemo(ctx context.Context, db *sqlite.DB, out string, n int, see
 			return nil, err
 		}
 		step("calibrating %s", name)
-		res, err := a.calibrationRun(ctx, svc, db, s, data, "sim", "sim", "sim", 5, 0, 8, boot)
+		res, err := a.calibrationRun(ctx, svc, db, s, data, "main", "sim", "sim", "sim", 5, 0, 8, boot)
 		if err != nil {
 			return nil, err
 		}
@@ -240,7 +240,7 @@ func (a *app) runDemo(ctx context.Context, db *sqlite.DB, out string, n int, see
 				return nil, err
 			}
 			step("control %s: calibrating %s (teacher %s, editor %s)", c.Name, name, c.TeacherModel, c.EditorModel)
-			res, err := a.calibrationRun(ctx, svc, db, s, data, "sim", c.TeacherModel, c.EditorModel, 5, 0, 8, boot)
+			res, err := a.calibrationRun(ctx, svc, db, s, data, "main", "sim", c.TeacherModel, c.EditorModel, 5, 0, 8, boot)
 			if err != nil {
 				return nil, err
 			}
@@ -259,7 +259,7 @@ func (a *app) runDemo(ctx context.Context, db *sqlite.DB, out string, n int, see
 	if err != nil {
 		return nil, err
 	}
-	abl, err := a.calibrationRun(ctx, svc, db, noRef, data, "sim", "sim", "sim", 5, 0, 8, boot)
+	abl, err := a.calibrationRun(ctx, svc, db, noRef, data, "main", "sim", "sim", "sim", 5, 0, 8, boot)
 	if err != nil {
 		return nil, err
 	}

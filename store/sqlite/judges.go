@@ -188,13 +188,3 @@ func (db *DB) SaveDecisions(ctx context.Context, ds []teacher.Decision) error {
 	})
 }
 
-// SaveCalibration keeps a calibration's result.
-func (db *DB) SaveCalibration(ctx context.Context, judgeName, selected string, result any) error {
-	b, err := json.Marshal(result)
-	if err != nil {
-		return err
-	}
-	_, err = db.db.ExecContext(ctx, `INSERT INTO calibrations (judge, selected, result, created_at) VALUES (?, ?, ?, ?)`,
-		judgeName, selected, string(b), db.timestamp())
-	return err
-}

@@ -317,6 +317,7 @@ func (db *DB) Records(ctx context.Context, f record.Filter, fn func(*record.Reco
 			args = append(args, v)
 		}
 	}
+	in("id", f.IDs, false)
 	in("label", strs(f.Labels), false)
 	in("status", strs(f.Statuses), false)
 	in("status", strs(f.ExcludeStatus), true)

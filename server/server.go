@@ -1,0 +1,204 @@
+// Package server is gavel's service (gavel serve): it judges changes with
+// each judge's active prompt version through the model layer, hears what
+// happened to them afterwards (turning each into a record that later
+// calibrations use), promotes versions only through a statistical gate,
+// watches drift, and runs blind human review. JSON API under /v1, pages
+// under /ui, Prometheus metrics at /metrics.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+
+	"github.com/gavelhq/gavel/llm"
+)
+
+// Config configures a Server. Zero values take the defaults noted.
+type Config struct {
+	Store  Store
+	Client llm.Client
+	// Stats, when set, reports the model layer's counts for /metrics.
+	Stats func() llm.RunStats
+	// Model judges every change (PROVIDER:NAME).
+	Model string
+	// BodyLimit bounds a request body (default 1 MiB).
+	BodyLimit int64
+	// Rate and Burst limit each token's requests (default 20 a second,
+	// bursts of 40; a negative Rate turns the limit off).
+	Rate  float64
+	Burst int
+	// ModelTimeout bounds one judging call (default 2 minutes);
+	// ReadTimeout and WriteTimeout the HTTP exchange (defaults 30 s, and
+	// ModelTimeout plus 30 s).
+	ModelTimeout, ReadTimeout, WriteTimeout time.Duration
+	// Resamples and Seed are the bootstrap's for intervals (default 2000).
+	Resamples int
+	Seed      uint64
+	// Log receives errors and notable events (default: text on stderr).
+	Log *slog.Logger
+}
+
+// Server is the service. It keeps no state of its own beside its store but
+// rate limiters and metrics, so replicas can share one store.
+type Server struct {
+	cfg     Config
+	mux     *http.ServeMux
+	limits  *limiters
+	metrics *metricSet
+	reg     *prometheus.Registry
+}
+
+// New makes a server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil || cfg.Client == nil || cfg.Model == "" {
+		return nil, errors.New("server: a store, a model client and a model are needed")
+	}
+	if cfg.BodyLimit <= 0 {
+		cfg.BodyLimit = 1 << 20
+	}
+	if cfg.Rate == 0 {
+		cfg.Rate = 20
+	}
+	if cfg.Burst <= 0 {
+		cfg.Burst = max(1, int(2*cfg.Rate))
+	}
+	if cfg.ModelTimeout <= 0 {
+		cfg.ModelTimeout = 2 * time.Minute
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = 30 * time.Second
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = cfg.ModelTimeout + 30*time.Second
+	}
+	if cfg.Resamples <= 0 {
+		cfg.Resamples = 2000
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(),
+		limits: &limiters{rate: rate.Limit(cfg.Rate), burst: cfg.Burst, m: map[string]*rate.Limiter{}},
+		reg:    prometheus.NewRegistry()}
+	s.metrics = newMetrics(s.reg, cfg.Stats)
+	s.routes()
+	return s, nil
+}
+
+// Handler is the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Serve answers on a listener until ctx ends, then shuts down gracefully
+// (requests in flight finish within the write timeout).
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn),
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.WriteTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// route is one endpoint: its pattern, the scope it needs ("" for any
+// valid token, "-" for none) and its handler, which returns an error to
+// answer.
+type route struct {
+	pattern string
+	scope   string
+	h       func(w http.ResponseWriter, r *http.Request, t *Token) error
+}
+
+func (s *Server) routes() {
+	api := []route{
+		{"GET /v1/health", "-", s.health},
+		{"POST /v1/judge", ScopeJudge, s.judge},
+		{"POST /v1/outcomes", ScopeFeedback, s.outcome},
+		{"GET /v1/judges", "", s.listJudges},
+		{"GET /v1/judges/{name}", "", s.showJudge},
+		{"POST /v1/judges/{name}/promote", ScopeAdmin, s.promote},
+		{"POST /v1/judges/{name}/rollback", ScopeAdmin, s.rollback},
+		{"GET /v1/drift", "", s.drift},
+		{"GET /v1/agreement", "", s.agreement},
+	}
+	for _, rt := range api {
+		s.mux.Handle(rt.pattern, s.instrument(rt.pattern, s.api(rt)))
+	}
+	s.mux.Handle("GET /metrics", s.instrument("GET /metrics", s.metricsHandler()))
+	s.mux.Handle("/v1/", s.instrument("/v1/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, errorf(http.StatusNotFound, "no endpoint %s %s", r.Method, r.URL.Path))
+	})))
+	s.pages()
+}
+
+// api wraps an endpoint with authentication, its scope, the per-token rate
+// limit and the body limit; errors are answered as JSON.
+func (s *Server) api(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var t *Token
+		if rt.scope != "-" {
+			secret, ok := bearer(r)
+			if !ok {
+				writeError(w, errorf(http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer <token>"))
+				return
+			}
+			var err error
+			if t, err = authenticate(r.Context(), s.cfg.Store, secret); err != nil {
+				writeError(w, err)
+				return
+			}
+			if !t.allows(rt.scope) {
+				writeError(w, errorf(http.StatusForbidden, "token %s has scope %s; %s needs scope %s", t.ID, t.Scope, rt.pattern, rt.scope))
+				return
+			}
+			if d := s.limits.wait(t.ID); d > 0 {
+				writeError(w, &apiError{Status: http.StatusTooManyRequests, RetryAfter: retryAfter(d),
+					Msg: fmt.Sprintf("rate limit of token %s reached (%.3g requests a second): retry after %s", t.ID, s.cfg.Rate, d.Round(time.Millisecond))})
+				return
+			}
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.BodyLimit)
+		if err := rt.h(w, r, t); err != nil {
+			var ae *apiError
+			if !errors.As(err, &ae) {
+				s.cfg.Log.Error("request failed", "route", rt.pattern, "err", err)
+			}
+			writeError(w, err)
+		}
+	})
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request, _ *Token) error {
+	if _, err := s.cfg.Store.Splits(r.Context()); err != nil {
+		return errorf(http.StatusServiceUnavailable, "store: %v", err)
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "model": s.cfg.Model})
+	return nil
+}

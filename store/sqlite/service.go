@@ -1,0 +1,368 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/server"
+)
+
+var _ server.Store = (*DB)(nil)
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
+// SaveCalibration keeps a calibration's result, with the split it used and
+// the model, which promotion needs to evaluate on the test part.
+func (db *DB) SaveCalibration(ctx context.Context, judgeName, selected, split, model string, result any) error {
+	b, err := json.Marshal(result)
+	if err != nil {
+		return err
+	}
+	_, err = db.db.ExecContext(ctx, `INSERT INTO calibrations (judge, selected, result, split, model, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		judgeName, selected, string(b), split, model, db.timestamp())
+	return err
+}
+
+// Calibrations implements server.Store.
+func (db *DB) Calibrations(ctx context.Context, judgeName string) ([]server.Calibration, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT id, judge, selected, split, model, result, created_at FROM calibrations
+		WHERE ? = '' OR judge = ? ORDER BY id`, judgeName, judgeName)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []server.Calibration
+	for rows.Next() {
+		var c server.Calibration
+		var result, at string
+		if err := rows.Scan(&c.ID, &c.Judge, &c.Selected, &c.Split, &c.Model, &result, &at); err != nil {
+			return nil, err
+		}
+		var r struct {
+			Versions []struct {
+				Hash string `json:"hash"`
+			} `json:"versions"`
+		}
+		if err := json.Unmarshal([]byte(result), &r); err != nil {
+			return nil, fmt.Errorf("calibration %d: %w", c.ID, err)
+		}
+		for _, v := range r.Versions {
+			c.Versions = append(c.Versions, v.Hash)
+		}
+		c.At = parseTime(at)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+func changeHash(c *server.Change) (string, []byte, error) {
+	body, err := json.Marshal(struct {
+		Task      string            `json:"task"`
+		Candidate string            `json:"candidate"`
+		Reference string            `json:"reference,omitempty"`
+		Context   map[string]string `json:"context,omitempty"`
+	}{c.Task, c.Candidate, c.Reference, c.Context})
+	if err != nil {
+		return "", nil, err
+	}
+	h := sha256.Sum256(append(body, []byte("\x00"+c.Group)...))
+	return hex.EncodeToString(h[:]), body, nil
+}
+
+// SaveChange implements server.Store.
+func (db *DB) SaveChange(ctx context.Context, c *server.Change) error {
+	hash, body, err := changeHash(c)
+	if err != nil {
+		return err
+	}
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		var stored string
+		switch err := tx.QueryRowContext(ctx, `SELECT inputs_hash FROM changes WHERE id = ?`, c.ID).Scan(&stored); {
+		case err == nil:
+			if stored != hash {
+				return fmt.Errorf("change %q: %w (its task, candidate, reference, context or group differ from the first time it was judged)", c.ID, record.ErrConflict)
+			}
+			return nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO changes (id, inputs, inputs_hash, grp, created_at) VALUES (?, ?, ?, ?, ?)`,
+			c.ID, string(body), hash, c.Group, db.timestamp())
+		return err
+	})
+}
+
+// Change implements server.Store.
+func (db *DB) Change(ctx context.Context, id string) (*server.Change, error) {
+	var inputs, at string
+	c := &server.Change{ID: id}
+	err := db.db.QueryRowContext(ctx, `SELECT inputs, grp, created_at FROM changes WHERE id = ?`, id).Scan(&inputs, &c.Group, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("change %q: %w", id, record.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(inputs), c); err != nil {
+		return nil, fmt.Errorf("change %q: %w", id, err)
+	}
+	c.ID, c.CreatedAt = id, parseTime(at)
+	return c, nil
+}
+
+// SaveChangeVerdict implements server.Store.
+func (db *DB) SaveChangeVerdict(ctx context.Context, judgeName string, v *judge.Verdict) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = db.db.ExecContext(ctx, `INSERT INTO change_verdicts (change_id, judge, prompt, model, outcome, body, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (change_id, prompt, model) DO UPDATE SET outcome = excluded.outcome, body = excluded.body,
+			created_at = excluded.created_at`,
+		v.RecordID, judgeName, v.Prompt, v.Model, string(v.Outcome), string(body), db.timestamp())
+	if err != nil {
+		return fmt.Errorf("save verdict on change %s: %w", v.RecordID, err)
+	}
+	return nil
+}
+
+// ChangeVerdict implements server.Store.
+func (db *DB) ChangeVerdict(ctx context.Context, changeID, prompt, model string) (*judge.Verdict, error) {
+	var body string
+	err := db.db.QueryRowContext(ctx, `SELECT body FROM change_verdicts WHERE change_id = ? AND prompt = ? AND model = ?`,
+		changeID, prompt, model).Scan(&body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var v judge.Verdict
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		return nil, fmt.Errorf("verdict on change %s: %w", changeID, err)
+	}
+	return &v, nil
+}
+
+// ChangeVerdicts implements server.Store.
+func (db *DB) ChangeVerdicts(ctx context.Context, f server.VerdictFilter) ([]server.ChangeVerdict, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := db.db.QueryContext(ctx, `SELECT judge, body, created_at FROM change_verdicts
+		WHERE (?1 = '' OR judge = ?1) AND (?2 = '' OR prompt = ?2) AND (?3 = '' OR model = ?3) AND (?4 = '' OR change_id = ?4)
+		ORDER BY created_at DESC, change_id LIMIT ?5`, f.Judge, f.Prompt, f.Model, f.ChangeID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []server.ChangeVerdict
+	for rows.Next() {
+		var cv server.ChangeVerdict
+		var body, at string
+		if err := rows.Scan(&cv.Judge, &body, &at); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(body), &cv.Verdict); err != nil {
+			return nil, err
+		}
+		cv.CreatedAt = parseTime(at)
+		out = append(out, cv)
+	}
+	return out, rows.Err()
+}
+
+// JudgedRecords implements server.Store.
+func (db *DB) JudgedRecords(ctx context.Context, f server.VerdictFilter) ([]server.JudgedRecord, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := db.db.QueryContext(ctx, `SELECT v.judge, v.body, r.body FROM change_verdicts v JOIN records r ON r.id = v.change_id
+		WHERE (?1 = '' OR v.judge = ?1) AND (?2 = '' OR v.prompt = ?2) AND (?3 = '' OR v.model = ?3) AND (?4 = '' OR v.change_id = ?4)
+		ORDER BY r.at_unix_ns, r.seq LIMIT ?5`, f.Judge, f.Prompt, f.Model, f.ChangeID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []server.JudgedRecord
+	for rows.Next() {
+		var jr server.JudgedRecord
+		var vb, rb string
+		if err := rows.Scan(&jr.Judge, &vb, &rb); err != nil {
+			return nil, err
+		}
+		jr.Record = &record.Record{}
+		if err := json.Unmarshal([]byte(rb), jr.Record); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(vb), &jr.Verdict); err != nil {
+			return nil, err
+		}
+		out = append(out, jr)
+	}
+	return out, rows.Err()
+}
+
+// Activate implements server.Store.
+func (db *DB) Activate(ctx context.Context, a *server.Activation) error {
+	var evidence any
+	if a.Evidence != nil {
+		b, err := json.Marshal(a.Evidence)
+		if err != nil {
+			return err
+		}
+		evidence = string(b)
+	}
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		var active string
+		err := tx.QueryRowContext(ctx, `SELECT version FROM activations WHERE judge = ? ORDER BY seq DESC LIMIT 1`, a.Judge).Scan(&active)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if active != a.Previous {
+			return fmt.Errorf("judge %s: %w (now %.12s)", a.Judge, server.ErrActiveChanged, active)
+		}
+		now := db.Now().UTC()
+		res, err := tx.ExecContext(ctx, `INSERT INTO activations (judge, version, previous, action, actor, reason, evidence, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, a.Judge, a.Version, a.Previous, a.Action, a.Actor, a.Reason, evidence,
+			now.Format(time.RFC3339Nano))
+		if err != nil {
+			return fmt.Errorf("activate %.12s: %w", a.Version, err)
+		}
+		a.Seq, _ = res.LastInsertId()
+		a.At = now
+		return nil
+	})
+}
+
+// Activations implements server.Store.
+func (db *DB) Activations(ctx context.Context, judgeName string) ([]server.Activation, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT seq, judge, version, previous, action, actor, reason, COALESCE(evidence, ''), created_at
+		FROM activations WHERE ? = '' OR judge = ? ORDER BY seq`, judgeName, judgeName)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []server.Activation
+	for rows.Next() {
+		var a server.Activation
+		var evidence, at string
+		if err := rows.Scan(&a.Seq, &a.Judge, &a.Version, &a.Previous, &a.Action, &a.Actor, &a.Reason, &evidence, &at); err != nil {
+			return nil, err
+		}
+		if evidence != "" {
+			a.Evidence = &server.Evidence{}
+			if err := json.Unmarshal([]byte(evidence), a.Evidence); err != nil {
+				return nil, fmt.Errorf("activation %d: %w", a.Seq, err)
+			}
+		}
+		a.At = parseTime(at)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// SaveToken implements server.Store.
+func (db *DB) SaveToken(ctx context.Context, t *server.Token) error {
+	t.CreatedAt = db.Now().UTC()
+	_, err := db.db.ExecContext(ctx, `INSERT INTO tokens (id, name, scope, hash, created_at) VALUES (?, ?, ?, ?, ?)`,
+		t.ID, t.Name, t.Scope, t.Hash, t.CreatedAt.Format(time.RFC3339Nano))
+	return err
+}
+
+const tokenColumns = `id, name, scope, hash, created_at, COALESCE(revoked_at, '')`
+
+func scanToken(scan func(...any) error) (*server.Token, error) {
+	var t server.Token
+	var at, revoked string
+	if err := scan(&t.ID, &t.Name, &t.Scope, &t.Hash, &at, &revoked); err != nil {
+		return nil, err
+	}
+	t.CreatedAt = parseTime(at)
+	if revoked != "" {
+		t.RevokedAt = parseTime(revoked)
+	}
+	return &t, nil
+}
+
+// Token implements server.Store.
+func (db *DB) Token(ctx context.Context, id string) (*server.Token, error) {
+	t, err := scanToken(db.db.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE id = ?`, id).Scan)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("token %q: %w", id, record.ErrNotFound)
+	}
+	return t, err
+}
+
+// Tokens implements server.Store.
+func (db *DB) Tokens(ctx context.Context) ([]server.Token, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT `+tokenColumns+` FROM tokens ORDER BY created_at, id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []server.Token
+	for rows.Next() {
+		t, err := scanToken(rows.Scan)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *t)
+	}
+	return out, rows.Err()
+}
+
+// RevokeToken implements server.Store.
+func (db *DB) RevokeToken(ctx context.Context, id string) error {
+	res, err := db.db.ExecContext(ctx, `UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, db.timestamp(), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("token %q: %w", id, record.ErrNotFound)
+	}
+	return nil
+}
+
+// SaveReview implements server.Store.
+func (db *DB) SaveReview(ctx context.Context, r *server.Review) error {
+	r.At = db.Now().UTC()
+	_, err := db.db.ExecContext(ctx, `INSERT INTO reviews (change_id, reviewer, verdict, note, created_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (change_id, reviewer) DO UPDATE SET verdict = excluded.verdict, note = excluded.note, created_at = excluded.created_at`,
+		r.ChangeID, r.Reviewer, string(r.Verdict), r.Note, r.At.Format(time.RFC3339Nano))
+	return err
+}
+
+// Reviews implements server.Store.
+func (db *DB) Reviews(ctx context.Context) ([]server.Review, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT change_id, reviewer, verdict, note, created_at FROM reviews ORDER BY created_at, change_id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []server.Review
+	for rows.Next() {
+		var r server.Review
+		var v, at string
+		if err := rows.Scan(&r.ChangeID, &r.Reviewer, &v, &r.Note, &at); err != nil {
+			return nil, err
+		}
+		r.Verdict, r.At = record.Label(v), parseTime(at)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
