@@ -44,6 +44,9 @@ type JudgeResponse struct {
 	Version    string `json:"version"`
 	Model      string `json:"model"`
 	Cached     bool   `json:"cached"`
+	// Simulated is set when the service runs gavel's simulated model: the
+	// verdict is no evidence about any real model.
+	Simulated bool `json:"simulated,omitempty"`
 }
 
 // checkID checks a change id as a record id: it becomes one.
@@ -123,7 +126,7 @@ func (s *Server) JudgeChange(ctx context.Context, pv *judge.PromptVersion, c *Ch
 		}
 		if v != nil {
 			s.metrics.verdicts.WithLabelValues(pv.Judge, string(v.Outcome), "true").Inc()
-			return response(pv, v, true), nil
+			return s.response(pv, v, true), nil
 		}
 	} else if !errors.Is(err, record.ErrNotFound) {
 		return nil, err
@@ -146,7 +149,7 @@ func (s *Server) JudgeChange(ctx context.Context, pv *judge.PromptVersion, c *Ch
 		return nil, err
 	}
 	s.metrics.verdicts.WithLabelValues(pv.Judge, string(v.Outcome), "false").Inc()
-	return response(pv, v, cached), nil
+	return s.response(pv, v, cached), nil
 }
 
 func sameChange(a, b *Change) bool {
@@ -161,9 +164,10 @@ func sameChange(a, b *Change) bool {
 	return true
 }
 
-func response(pv *judge.PromptVersion, v *judge.Verdict, cached bool) *JudgeResponse {
+func (s *Server) response(pv *judge.PromptVersion, v *judge.Verdict, cached bool) *JudgeResponse {
 	out := &JudgeResponse{ChangeID: v.RecordID, Verdict: v.Decide(pv.Spec.Kind, pv.Spec.PassThreshold()), Reasoning: v.Reasoning,
-		ParseError: v.ParseError, Judge: pv.Judge, Version: v.Prompt, Model: v.Model, Cached: cached, Checks: v.Checks}
+		ParseError: v.ParseError, Judge: pv.Judge, Version: v.Prompt, Model: v.Model, Cached: cached, Checks: v.Checks,
+		Simulated: s.cfg.Simulated}
 	if pv.Spec.Kind == judge.Rubric && v.Outcome != judge.Invalid {
 		score := v.Score
 		out.Score = &score
@@ -208,9 +212,22 @@ type OutcomeResponse struct {
 }
 
 func (s *Server) outcome(w http.ResponseWriter, r *http.Request, _ *Token) error {
-	var req OutcomeRequest
+	var req struct {
+		ChangeID string        `json:"change_id"`
+		Status   record.Status `json:"status"`
+		Reason   string        `json:"reason"`
+		At       string        `json:"at"`
+	}
 	if err := decode(r, &req); err != nil {
 		return err
+	}
+	var at *time.Time
+	if req.At != "" {
+		t, err := time.Parse(time.RFC3339Nano, req.At)
+		if err != nil {
+			return fieldError("at", "%q is not an RFC 3339 time such as 2026-12-01T10:00:00Z", req.At)
+		}
+		at = &t
 	}
 	if err := checkID("change_id", req.ChangeID); err != nil {
 		return err
@@ -222,7 +239,7 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, _ *Token) error
 	if err != nil {
 		return fieldError("status", "%v", err)
 	}
-	res, err := s.RecordOutcome(r.Context(), req.ChangeID, st, req.Reason, req.At)
+	res, err := s.RecordOutcome(r.Context(), req.ChangeID, st, req.Reason, at)
 	if err != nil {
 		return err
 	}

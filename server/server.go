@@ -28,8 +28,10 @@ type Config struct {
 	Client llm.Client
 	// Stats, when set, reports the model layer's counts for /metrics.
 	Stats func() llm.RunStats
-	// Model judges every change (PROVIDER:NAME).
-	Model string
+	// Model judges every change (PROVIDER:NAME). Simulated marks every
+	// answer as the simulated model's.
+	Model     string
+	Simulated bool
 	// BodyLimit bounds a request body (default 1 MiB).
 	BodyLimit int64
 	// Rate and Burst limit each token's requests (default 20 a second,

@@ -19,6 +19,13 @@ type WorldOptions struct {
 	// and 6 months); the signal mix drifts over that span.
 	Start  time.Time
 	Months int
+	// HiddenFailEnd, when positive, makes the world decay: the rate of
+	// hidden failures (clean-looking changes that fail, e.g. on a new
+	// integration suite the diff cannot show) rises linearly from
+	// HiddenFailRate at the start of the span to HiddenFailEnd at its
+	// end. A judge reading diffs cannot see the cause, so its agreement
+	// with the outcomes falls: the drift a monitor must catch.
+	HiddenFailEnd float64
 }
 
 // signal rates: the probability that a patch shows the signal at the
@@ -94,7 +101,7 @@ func Records(opt WorldOptions) ([]record.Record, error) {
 	// at one issue are recorded; instances cycle through the task kinds.
 	instances := max(len(Tasks), opt.N/3)
 	for i := range opt.N {
-		r, err := oneRecord(rng, i, rng.IntN(instances), opt.Start, span)
+		r, err := oneRecord(rng, i, rng.IntN(instances), opt.Start, span, opt.HiddenFailEnd)
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +113,7 @@ func Records(opt WorldOptions) ([]record.Record, error) {
 	return out, nil
 }
 
-func oneRecord(rng *rand.Rand, i, instance int, start time.Time, span time.Duration) (record.Record, error) {
+func oneRecord(rng *rand.Rand, i, instance int, start time.Time, span time.Duration, hiddenEnd float64) (record.Record, error) {
 	phase := rng.Float64()
 	at := start.Add(time.Duration(phase * float64(span))).Truncate(time.Minute)
 	task := Tasks[instance%len(Tasks)]
@@ -161,7 +168,11 @@ func oneRecord(rng *rand.Rand, i, instance int, start time.Time, span time.Durat
 		Group:     fmt.Sprintf("%s-%s", task.ID, service),
 	}
 	fail := truth.Fatal && rng.Float64() < FatalFailRate
-	if !fail && rng.Float64() < HiddenFailRate {
+	hidden := HiddenFailRate
+	if hiddenEnd > 0 {
+		hidden += (hiddenEnd - HiddenFailRate) * phase
+	}
+	if !fail && rng.Float64() < hidden {
 		fail, truth.Hidden = true, true
 	}
 	if rng.IntN(2) == 0 {

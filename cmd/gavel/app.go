@@ -198,6 +198,12 @@ Exit codes: 0 done, 1 failed, 2 usage, 3 stopped with pending model calls.`,
 		a.askCmd(),
 		a.batchCmd(),
 		a.cacheCmd(),
+		a.serveCmd(),
+		a.tokenCmd(),
+		a.promoteCmd(),
+		a.rollbackCmd(),
+		a.gateCmd(),
+		a.reportOutcomeCmd(),
 		a.versionCmd(),
 	)
 	return root

@@ -461,12 +461,29 @@ func (a *app) driftCmd() *cobra.Command {
 	var versions []string
 	var by string
 	var resamples int
+	var live, failOnAlert bool
 	cmd := &cobra.Command{
-		Use:   "drift --judge-versions V1,V2 --by month --split NAME[:PART] --model M",
-		Short: "Agreement of prompt versions per time window, to see where a recalibrated judge loses",
-		Args:  args(cobra.NoArgs),
+		Use:   "drift --judge-versions V1,V2 --by month --split NAME[:PART] --model M | drift --live --judge J --model M",
+		Short: "Agreement of prompt versions per time window, to see where a recalibrated judge loses; --live: the service's drift monitor",
+		Long: `Agreement of prompt versions per time window of a split's records, to see where
+a recalibrated judge loses to the old one.
+
+With --live, the drift monitor of 'gavel serve': the active version's agreement
+with the outcomes that arrived for the changes it judged, by week or month, and
+an alert when the latest window with enough outcomes falls below the interval
+the promotion gate measured (--fail-on-alert exits 1 then).`,
+		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			if live {
+				if f.model == "" {
+					return errNoModel
+				}
+				if !cmd.Flags().Changed("by") {
+					by = "week"
+				}
+				return a.liveDrift(ctx, f.judge, f.model, by, resamples, failOnAlert)
+			}
 			if by != "month" {
 				return usagef("--by: only month is supported")
 			}
@@ -543,7 +560,9 @@ func (a *app) driftCmd() *cobra.Command {
 	}
 	f.register(cmd)
 	cmd.Flags().StringSliceVar(&versions, "judge-versions", nil, "prompt versions to compare (hash prefixes)")
-	cmd.Flags().StringVar(&by, "by", "month", "time window")
+	cmd.Flags().StringVar(&by, "by", "month", "time window: month (or week, with --live; its default)")
 	cmd.Flags().IntVar(&resamples, "resamples", 2000, "bootstrap resamples per window")
+	cmd.Flags().BoolVar(&live, "live", false, "the service's drift monitor: the active version of --judge against the outcomes that arrived")
+	cmd.Flags().BoolVar(&failOnAlert, "fail-on-alert", false, "with --live, exit 1 when the monitor is in alert")
 	return cmd
 }

@@ -64,6 +64,7 @@ record is marked simulated in its meta. It is a test double, not data.`,
 	records.Flags().IntVar(&opt.N, "n", 600, "number of records")
 	records.Flags().Uint64Var(&opt.Seed, "seed", 1, "seed of the world")
 	records.Flags().IntVar(&opt.Months, "months", 6, "months the records' times span")
+	records.Flags().Float64Var(&opt.HiddenFailEnd, "hidden-fail-end", 0, "make the world decay: hidden failures (no visible cause) rise to this rate by the end of the span (default: no decay)")
 	records.Flags().StringVarP(&out, "output", "o", "", "file to write")
 	cmd.AddCommand(records)
 	return cmd

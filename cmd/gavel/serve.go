@@ -1,0 +1,477 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gavelhq/gavel/metrics"
+	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/server"
+)
+
+func (a *app) serveCmd() *cobra.Command {
+	var m modelFlags
+	var addr string
+	var cfg server.Config
+	cmd := &cobra.Command{
+		Use:   "serve --addr HOST:PORT --model M",
+		Short: "Run the service: judge changes with each judge's active version, hear outcomes, gate promotions, watch drift, blind review",
+		Long: `Run gavel as a service (HTTP API under /v1, pages under /ui, Prometheus metrics at /metrics).
+
+Create tokens first with 'gavel token create --scope judge|feedback|admin|review'.
+It prints "listening on http://HOST:PORT" on stderr once ready, and stops
+gracefully on SIGINT or SIGTERM.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if isSim(m.model) && !m.simOnReal {
+				return usagef("--model %s is gavel's simulated model: a service would answer real changes with simulated verdicts. "+
+					"Give a real model, or --sim-on-real to try the machinery (every answer then says \"simulated\": true)", m.model)
+			}
+			db, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			svc, err := m.service(db, registry())
+			if err != nil {
+				return err
+			}
+			if err := svc.Preflight(ctx, m.model); err != nil {
+				return err
+			}
+			cfg.Store, cfg.Client, cfg.Stats, cfg.Model = db, svc, svc.Stats, m.model
+			cfg.Simulated = isSim(m.model)
+			srv, err := server.New(cfg)
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return usagef("--addr %s: %v", addr, err)
+			}
+			fmt.Fprintf(a.stderr, "listening on http://%s\n", ln.Addr())
+			return srv.Serve(ctx, ln)
+		},
+	}
+	m.register(cmd.Flags())
+	fl := cmd.Flags()
+	fl.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on, HOST:PORT (port 0: any free port)")
+	fl.Int64Var(&cfg.BodyLimit, "body-limit", 1<<20, "largest request body, in bytes")
+	fl.Float64Var(&cfg.Rate, "rate", 20, "requests a second per token (negative: no limit)")
+	fl.IntVar(&cfg.Burst, "burst", 0, "requests a token may send at once before --rate applies (default twice --rate)")
+	fl.DurationVar(&cfg.ModelTimeout, "model-timeout", 2*time.Minute, "time limit of judging one change, retries included")
+	fl.DurationVar(&cfg.ReadTimeout, "read-timeout", 30*time.Second, "time limit of reading a request")
+	fl.DurationVar(&cfg.WriteTimeout, "write-timeout", 0, "time limit of answering a request (default --model-timeout plus 30s)")
+	fl.IntVar(&cfg.Resamples, "resamples", 2000, "bootstrap resamples of intervals (gate, drift, agreement)")
+	return cmd
+}
+
+func (a *app) tokenCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "token", Short: "Create, list and revoke the service's API tokens"}
+	var scope, name string
+	create := &cobra.Command{
+		Use:   "create --scope judge|feedback|admin|review [--name N]",
+		Short: "Create a token; it is printed once, alone on stdout, and stored only hashed",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if scope == "" {
+				return usagef("--scope is required: one of %s", strings.Join(server.Scopes, ", "))
+			}
+			db, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			secret, t, err := server.CreateToken(cmd.Context(), db, scope, name)
+			if err != nil {
+				return usageError{err}
+			}
+			fmt.Fprintln(a.stdout, secret)
+			fmt.Fprintf(a.stderr, "token %s (scope %s) created; it is shown only now\n", t.ID, t.Scope)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&scope, "scope", "", "what the token may do: judge (POST /v1/judge), feedback (POST /v1/outcomes), review (the review pages), admin (everything)")
+	create.Flags().StringVar(&name, "name", "", "a name to recognise it by (shown in the audit trail)")
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List tokens (never their secrets)",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			db, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			ts, err := db.Tokens(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.writeJSON(map[string]any{"tokens": ts})
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "id\tscope\tname\tcreated\trevoked")
+			for _, t := range ts {
+				revoked := "-"
+				if !t.RevokedAt.IsZero() {
+					revoked = t.RevokedAt.Format(time.RFC3339)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Scope, t.Name, t.CreatedAt.Format(time.RFC3339), revoked)
+			}
+			return tw.Flush()
+		},
+	}
+	revoke := &cobra.Command{
+		Use:   "revoke ID",
+		Short: "Revoke a token at once",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			db, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			if err := db.RevokeToken(cmd.Context(), argv[0]); err != nil {
+				if errors.Is(err, record.ErrNotFound) {
+					return usageError{err}
+				}
+				return err
+			}
+			fmt.Fprintf(a.stderr, "token %s revoked\n", argv[0])
+			return nil
+		},
+	}
+	cmd.AddCommand(create, list, revoke)
+	return cmd
+}
+
+func (a *app) promoteCmd() *cobra.Command {
+	var m modelFlags
+	var opt server.PromoteOptions
+	var resamples int
+	var seed uint64
+	cmd := &cobra.Command{
+		Use:   "promote JUDGE VERSION --model M",
+		Short: "Make a prompt version a judge's active version, only if its gain over the active one is supported",
+		Long: `Make a prompt version the judge's active version, only when its paired gain in
+Scott's pi over the active version (for a first promotion, over the version its
+calibration started from), on the test part of the split its calibration used,
+has a lower bound above 0. Otherwise it refuses (exit 1) and prints the
+interval. --force --reason TEXT overrides the gate; both are recorded.`,
+		Args: args(cobra.ExactArgs(2)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			ctx := cmd.Context()
+			if opt.Force && strings.TrimSpace(opt.Reason) == "" {
+				return usagef("--force needs --reason TEXT: overriding the gate is recorded with why")
+			}
+			db, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			svc, err := m.service(db, registry())
+			if err != nil {
+				return err
+			}
+			opt.Actor = actor()
+			opt.Concurrency = m.concurrency
+			opt.Boot = metrics.BootstrapOptions{Resamples: resamples, Seed: seed}
+			var p *progress
+			var stage string
+			opt.Progress = func(what string, done, total int) {
+				if p == nil || what != stage {
+					if p != nil {
+						p.done()
+					}
+					p, stage = a.newProgress("promote: "+what, total), what
+				}
+				p.update(done)
+			}
+			act, ev, err := server.Promote(ctx, db, svc, m.model, argv[0], argv[1], opt)
+			if p != nil {
+				p.done()
+			}
+			if ev != nil {
+				fmt.Fprintf(a.stderr, "%s%s\n", simTag(m.model), ev.Summary())
+			}
+			if a.json {
+				if werr := a.writeJSON(map[string]any{"promoted": err == nil, "activation": act, "evidence": ev, "simulated": isSim(m.model)}); werr != nil {
+					return werr
+				}
+			}
+			if errors.Is(err, server.ErrGateRefused) {
+				return gateError{err}
+			}
+			if err != nil {
+				return stopped(err, svc.Stats().Pending)
+			}
+			fmt.Fprintf(a.stderr, "%s is now the active version of %s (%s by %s)\n", act.Version[:12], act.Judge, act.Action, act.Actor)
+			return nil
+		},
+	}
+	m.register(cmd.Flags())
+	cmd.Flags().StringVar(&opt.Split, "split", "", "split whose test part the gate evaluates on (default: the one its calibration used)")
+	cmd.Flags().BoolVar(&opt.Force, "force", false, "activate the version whatever the gate says (needs --reason)")
+	cmd.Flags().StringVar(&opt.Reason, "reason", "", "why: recorded in the audit trail")
+	cmd.Flags().IntVar(&resamples, "resamples", 2000, "bootstrap resamples of the gain's interval")
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "bootstrap seed")
+	return cmd
+}
+
+// actor names who runs a command, for the audit trail.
+func actor() string {
+	u := os.Getenv("USER")
+	if u == "" {
+		u = "unknown user"
+	}
+	h, _ := os.Hostname()
+	return "cli " + u + "@" + h
+}
+
+func (a *app) rollbackCmd() *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "rollback JUDGE",
+		Short: "Make the version active before the current one active again",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			db, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			act, err := server.Rollback(cmd.Context(), db, argv[0], actor(), reason)
+			if err != nil {
+				return usageError{err}
+			}
+			if a.json {
+				return a.writeJSON(map[string]any{"activation": act})
+			}
+			fmt.Fprintf(a.stderr, "%s is the active version of %s again (was %.12s)\n", act.Version[:12], act.Judge, act.Previous)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why: recorded in the audit trail")
+	return cmd
+}
+
+// clientFlags are the flags of the CI client's commands.
+type clientFlags struct {
+	url, token string
+	timeout    time.Duration
+}
+
+func (c *clientFlags) register(fl interface {
+	StringVar(*string, string, string, string)
+	DurationVar(*time.Duration, string, time.Duration, string)
+}) {
+	fl.StringVar(&c.url, "server", os.Getenv("GAVEL_SERVER"), "the gavel service's URL (env GAVEL_SERVER)")
+	fl.StringVar(&c.token, "token", os.Getenv("GAVEL_TOKEN"), "API token (env GAVEL_TOKEN; prefer the environment, flags show in process lists)")
+	fl.DurationVar(&c.timeout, "timeout", 5*time.Minute, "time limit of the request")
+}
+
+func (c *clientFlags) client() (*server.Client, error) {
+	if c.url == "" {
+		return nil, usagef("--server URL is required (or set GAVEL_SERVER)")
+	}
+	if c.token == "" {
+		return nil, usagef("a token is required: set GAVEL_TOKEN (or --token)")
+	}
+	return &server.Client{BaseURL: c.url, Token: c.token, HTTP: &http.Client{Timeout: c.timeout}}, nil
+}
+
+// readArg reads a file argument ("-" for stdin).
+func (a *app) readArg(flag, path string) (string, error) {
+	if path == "-" {
+		b, err := io.ReadAll(a.stdin)
+		return string(b), err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", usagef("--%s: %v", flag, err)
+	}
+	return string(b), nil
+}
+
+func (a *app) gateCmd() *cobra.Command {
+	var c clientFlags
+	var req server.JudgeRequest
+	var taskFile, candFile, refFile string
+	var ctxFiles map[string]string
+	cmd := &cobra.Command{
+		Use:   "gate --server URL --judge J --change-id ID --task FILE --candidate DIFF",
+		Short: "CI gate: ask the service to judge a change; exit 0 when it passes, 1 when it fails",
+		Long: `Ask a gavel service for a verdict on a change with the judge's active version,
+print the reasoning, and exit 0 (pass) or 1 (fail, or an answer that could not
+be read). Errors reaching the service exit 1 as well (2 for usage errors), so a
+gate never passes by accident. --task, --candidate and --reference are files
+("-" reads stdin); the token comes from GAVEL_TOKEN.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, err := c.client()
+			if err != nil {
+				return err
+			}
+			if req.Judge == "" || req.ChangeID == "" || taskFile == "" || candFile == "" {
+				return usagef("--judge, --change-id, --task and --candidate are required")
+			}
+			in := &server.JudgeInputs{Context: map[string]string{}}
+			if in.Task, err = a.readArg("task", taskFile); err != nil {
+				return err
+			}
+			if in.Candidate, err = a.readArg("candidate", candFile); err != nil {
+				return err
+			}
+			if refFile != "" {
+				if in.Reference, err = a.readArg("reference", refFile); err != nil {
+					return err
+				}
+			}
+			for k, p := range ctxFiles {
+				if in.Context[k], err = a.readArg("context", p); err != nil {
+					return err
+				}
+			}
+			req.Inputs = in
+			resp, err := cl.Judge(cmd.Context(), &req)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				if err := a.writeJSON(resp); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(a.stdout, "%s: %s (judge %s, version %.12s, model %s)\n", resp.ChangeID, strings.ToUpper(string(resp.Verdict)),
+					resp.Judge, resp.Version, resp.Model)
+				if resp.Reasoning != "" {
+					fmt.Fprintf(a.stdout, "\n%s\n", resp.Reasoning)
+				}
+			}
+			switch resp.Verdict {
+			case "pass":
+				return nil
+			case "fail":
+				return gateError{fmt.Errorf("the judge failed change %s", resp.ChangeID)}
+			}
+			return gateError{fmt.Errorf("the judge's answer on change %s could not be read (%s): failing safe", resp.ChangeID, resp.ParseError)}
+		},
+	}
+	c.register(cmd.Flags())
+	fl := cmd.Flags()
+	fl.StringVar(&req.Judge, "judge", "", "judge name, e.g. passfail")
+	fl.StringVar(&req.ChangeID, "change-id", "", "the change's id, e.g. OWNER/NAME#NUMBER; it becomes the record's id once its outcome is reported")
+	fl.StringVar(&req.Group, "group", "", "group of the change for intervals (e.g. the repository)")
+	fl.StringVar(&taskFile, "task", "", "file with the task (issue text); - for stdin")
+	fl.StringVar(&candFile, "candidate", "", "file with the change (a diff); - for stdin")
+	fl.StringVar(&refFile, "reference", "", "file with a reference solution, if the judge sees one")
+	fl.StringToStringVar(&ctxFiles, "context", nil, "context entries KEY=FILE (e.g. ci_log=log.txt)")
+	return cmd
+}
+
+func (a *app) reportOutcomeCmd() *cobra.Command {
+	var c clientFlags
+	var req server.OutcomeRequest
+	var status, at string
+	cmd := &cobra.Command{
+		Use:   "report-outcome --server URL --change-id ID --status landed|abandoned|passed|failed|draft",
+		Short: "Tell the service what happened to a judged change (it becomes a record for later calibrations)",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, err := c.client()
+			if err != nil {
+				return err
+			}
+			if req.ChangeID == "" || status == "" {
+				return usagef("--change-id and --status are required")
+			}
+			st, err := record.ParseStatus(status)
+			if err != nil {
+				return usagef("--status: %v", err)
+			}
+			req.Status = st
+			if at != "" {
+				t, err := time.Parse(time.RFC3339, at)
+				if err != nil {
+					return usagef("--at %q: want RFC 3339, e.g. 2026-12-01T10:00:00Z", at)
+				}
+				req.At = &t
+			}
+			resp, err := cl.Outcome(cmd.Context(), &req)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.writeJSON(resp)
+			}
+			what := "recorded"
+			if !resp.Created {
+				what = "was already recorded"
+			}
+			fmt.Fprintf(a.stdout, "%s: outcome %s (%s) %s as record %s\n", resp.ChangeID, resp.Status, resp.Label, what, resp.RecordID)
+			return nil
+		},
+	}
+	c.register(cmd.Flags())
+	fl := cmd.Flags()
+	fl.StringVar(&req.ChangeID, "change-id", "", "the change's id, as given to 'gavel gate'")
+	fl.StringVar(&status, "status", "", "landed, abandoned, passed, failed or draft")
+	fl.StringVar(&req.Reason, "reason", "", "why, e.g. the comment that closed the change")
+	fl.StringVar(&at, "at", "", "when it happened (RFC 3339; default now)")
+	return cmd
+}
+
+// liveDrift prints the drift monitor's state (gavel drift --live).
+func (a *app) liveDrift(ctx context.Context, judgeName, model, by string, resamples int, failOnAlert bool) error {
+	db, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rep, err := server.Drift(ctx, db, judgeName, model, by, metrics.BootstrapOptions{Resamples: resamples, Seed: 1})
+	if err != nil {
+		return usageError{err}
+	}
+	if a.json {
+		if err := a.writeJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "%s%s of %s (%.12s), %s\toutcomes\tScott's pi\n", simTag(model), by, judgeName, rep.Version, model)
+		for _, w := range rep.Windows {
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", w.Start.Format("2006-01-02"), w.N, figureLine(w.Pi.Value, w.Pi.CI))
+		}
+		tw.Flush()
+		if rep.Baseline != nil {
+			fmt.Fprintf(a.stdout, "baseline (test part at promotion): %s\n", figureLine(rep.Baseline.Value, rep.Baseline.CI))
+		}
+		fmt.Fprintln(a.stdout, rep.Status)
+	}
+	if rep.Alert && failOnAlert {
+		return gateError{errors.New(rep.Status)}
+	}
+	return nil
+}
+
+func figureLine(v metrics.Value, ci *metrics.Interval) string {
+	if !v.Defined() {
+		return "undefined (" + v.Undefined + ")"
+	}
+	if ci == nil {
+		return fmt.Sprintf("%.3f", v.V)
+	}
+	return fmt.Sprintf("%.3f [%.3f, %.3f]", v.V, ci.Lo, ci.Hi)
+}

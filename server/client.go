@@ -1,0 +1,93 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Client speaks to a gavel service: what a CI job uses to gate a change and
+// report its outcome.
+type Client struct {
+	// BaseURL is the service's address, e.g. https://gavel.example.com.
+	BaseURL string
+	Token   string
+	HTTP    *http.Client
+}
+
+// StatusError is an error answer of the service.
+type StatusError struct {
+	Status     int
+	Msg, Field string
+	RetryAfter int
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("gavel service: %d %s: %s", e.Status, http.StatusText(e.Status), e.Msg)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.BaseURL, "/")+path, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: 5 * time.Minute}
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		var ae apiError
+		if json.Unmarshal(b, &ae) != nil || ae.Msg == "" {
+			ae.Msg = strings.TrimSpace(string(b))
+		}
+		return &StatusError{Status: resp.StatusCode, Msg: ae.Msg, Field: ae.Field, RetryAfter: ae.RetryAfter}
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("gavel service: unreadable answer: %w", err)
+	}
+	return nil
+}
+
+// Judge asks the service for a verdict on a change.
+func (c *Client) Judge(ctx context.Context, req *JudgeRequest) (*JudgeResponse, error) {
+	var out JudgeResponse
+	if err := c.do(ctx, http.MethodPost, "/v1/judge", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Outcome reports what happened to a judged change.
+func (c *Client) Outcome(ctx context.Context, req *OutcomeRequest) (*OutcomeResponse, error) {
+	var out OutcomeResponse
+	if err := c.do(ctx, http.MethodPost, "/v1/outcomes", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

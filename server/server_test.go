@@ -1,0 +1,439 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/llm/llmtest"
+	"github.com/gavelhq/gavel/llm/openai"
+	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/server"
+	"github.com/gavelhq/gavel/sim"
+	"github.com/gavelhq/gavel/store/sqlite"
+)
+
+// env is a real server on 127.0.0.1 over a fresh store, with one token of
+// each scope.
+type env struct {
+	t   *testing.T
+	db  *sqlite.DB
+	svc *llm.Service
+	srv *server.Server
+	url string
+	tok map[string]string
+}
+
+func simService(db *sqlite.DB) *llm.Service {
+	reg := llm.NewRegistry()
+	reg.Register(sim.Info)
+	return llm.NewService(reg, db.Cache(), llm.Options{})
+}
+
+func start(t *testing.T, cfg server.Config, newService func(*sqlite.DB) *llm.Service) *env {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "gavel.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e := &env{t: t, db: db, svc: newService(db), tok: map[string]string{}}
+	cfg.Store, cfg.Client, cfg.Stats = db, e.svc, e.svc.Stats
+	if cfg.Model == "" {
+		cfg.Model = "sim"
+	}
+	if cfg.Resamples == 0 {
+		cfg.Resamples = 500
+	}
+	cfg.Seed = 1
+	if e.srv, err = server.New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.url = "http://" + ln.Addr().String()
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.srv.Serve(sctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	for _, scope := range server.Scopes {
+		secret, _, err := server.CreateToken(ctx, db, scope, scope+" test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.tok[scope] = secret
+	}
+	return e
+}
+
+type answer struct {
+	code   int
+	header http.Header
+	body   map[string]any
+	raw    string
+}
+
+func (e *env) do(method, path, token, body string) answer {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.url+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	a := answer{code: resp.StatusCode, header: resp.Header, raw: string(b)}
+	json.Unmarshal(b, &a.body)
+	return a
+}
+
+func jsonBody(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func judgeBody(judgeName string, r *record.Record) string {
+	return jsonBody(map[string]any{"judge": judgeName, "change_id": r.ID, "group": r.Group,
+		"inputs": map[string]any{"task": r.Task, "candidate": r.Candidate, "reference": r.Reference, "context": r.Context}})
+}
+
+func simRecords(t *testing.T, opt sim.WorldOptions) []record.Record {
+	t.Helper()
+	rs, err := sim.Records(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// counts are the rows of every table a request could write.
+func (e *env) counts() map[string]int {
+	e.t.Helper()
+	raw, err := sql.Open("sqlite", e.db.Path())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer raw.Close()
+	out := map[string]int{}
+	for _, table := range []string{"changes", "change_verdicts", "records", "verdicts", "activations", "tokens", "reviews", "llm_cache", "prompt_versions"} {
+		var n int
+		if err := raw.QueryRow(`SELECT COUNT(*) FROM ` + table).Scan(&n); err != nil {
+			e.t.Fatal(err)
+		}
+		out[table] = n
+	}
+	return out
+}
+
+func (e *env) record(id string) *record.Record {
+	e.t.Helper()
+	var out *record.Record
+	err := e.db.Records(context.Background(), record.Filter{IDs: []string{id}}, func(r *record.Record) error {
+		out = r
+		return nil
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// The loop a team runs: judge a change, later report its outcome; the
+// change becomes a record with its label, and the verdict is kept.
+func TestJudgeThenOutcomeBecomesARecord(t *testing.T) {
+	e := start(t, server.Config{Simulated: true}, simService)
+	rs := simRecords(t, sim.WorldOptions{N: 40, Seed: 5})
+	r := &rs[0]
+	first := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", r))
+	if first.code != 200 {
+		t.Fatalf("judge: %d %s", first.code, first.raw)
+	}
+	builtin, _ := judge.Load("passfail")
+	if first.body["version"] != builtin.Version() || first.body["judge"] != "passfail" || first.body["model"] != "sim" ||
+		first.body["cached"] != false || first.body["simulated"] != true || first.body["change_id"] != r.ID {
+		t.Fatalf("first verdict: %s", first.raw)
+	}
+	verdict := first.body["verdict"]
+	if verdict != "pass" && verdict != "fail" || first.body["reasoning"] == "" {
+		t.Fatalf("verdict %v, reasoning %v", verdict, first.body["reasoning"])
+	}
+	sent := e.svc.Stats().Requests
+	again := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", r))
+	if again.code != 200 || again.body["cached"] != true || again.body["verdict"] != verdict || e.svc.Stats().Requests != sent {
+		t.Fatalf("the same change again: %s (model requests %d -> %d)", again.raw, sent, e.svc.Stats().Requests)
+	}
+	// The same change id with another candidate is refused.
+	other := *r
+	other.Candidate += "\n+// one more line\n"
+	if a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", &other)); a.code != 409 {
+		t.Fatalf("changed inputs under one id: %d %s", a.code, a.raw)
+	}
+	if got := e.record(r.ID); got != nil {
+		t.Fatalf("a record before any outcome: %+v", got)
+	}
+	out := e.do("POST", "/v1/outcomes", e.tok[server.ScopeFeedback],
+		jsonBody(map[string]any{"change_id": r.ID, "status": "abandoned", "reason": "superseded by #12", "at": "2026-11-30T10:00:00Z"}))
+	if out.code != 201 || out.body["label"] != "fail" || out.body["record_id"] != r.ID || out.body["created"] != true {
+		t.Fatalf("outcome: %d %s", out.code, out.raw)
+	}
+	got := e.record(r.ID)
+	if got == nil || got.Outcome.Label != record.Fail || got.Outcome.Status != record.StatusAbandoned ||
+		got.Outcome.Reason != "superseded by #12" || got.Candidate != r.Candidate || got.Task != r.Task || got.Group != r.Group ||
+		!got.Outcome.At.Equal(time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)) {
+		t.Fatalf("record: %+v", got)
+	}
+	// The same outcome again is no change; another is refused.
+	if a := e.do("POST", "/v1/outcomes", e.tok[server.ScopeFeedback],
+		jsonBody(map[string]any{"change_id": r.ID, "status": "abandoned", "reason": "superseded by #12", "at": "2026-11-30T10:00:00Z"})); a.code != 200 || a.body["created"] != false {
+		t.Fatalf("same outcome again: %d %s", a.code, a.raw)
+	}
+	if a := e.do("POST", "/v1/outcomes", e.tok[server.ScopeFeedback], jsonBody(map[string]any{"change_id": r.ID, "status": "landed"})); a.code != 409 {
+		t.Fatalf("another outcome: %d %s", a.code, a.raw)
+	}
+	// An outcome without a time, twice: the first time stands.
+	r2 := &rs[1]
+	if a := e.do("POST", "/v1/judge", e.tok[server.ScopeAdmin], judgeBody("passfail", r2)); a.code != 200 {
+		t.Fatalf("admin judges: %d %s", a.code, a.raw)
+	}
+	for i, want := range []int{201, 200} {
+		if a := e.do("POST", "/v1/outcomes", e.tok[server.ScopeFeedback], jsonBody(map[string]any{"change_id": r2.ID, "status": "passed"})); a.code != want {
+			t.Fatalf("timeless outcome %d: %d %s", i, a.code, a.raw)
+		}
+	}
+	if got := e.record(r2.ID); got == nil || got.Outcome.Label != record.Pass || got.Outcome.At.IsZero() {
+		t.Fatalf("second record: %+v", got)
+	}
+	// The judge's listing shows the built-in's first use in its audit trail.
+	info := e.do("GET", "/v1/judges/passfail", e.tok[server.ScopeReview], "")
+	if info.code != 200 || info.body["active"] != builtin.Version() {
+		t.Fatalf("judge info: %d %s", info.code, info.raw)
+	}
+	acts := info.body["activations"].([]any)
+	if len(acts) != 1 || acts[0].(map[string]any)["action"] != "initial" {
+		t.Fatalf("activations: %v", acts)
+	}
+	live := info.body["metrics"].(map[string]any)["live"].(map[string]any)
+	if live["n"] != 2.0 {
+		t.Fatalf("live agreement over %v outcomes, want 2", live["n"])
+	}
+	list := e.do("GET", "/v1/judges", e.tok[server.ScopeJudge], "")
+	if list.code != 200 || !strings.Contains(list.raw, `"name": "rubric5"`) {
+		t.Fatalf("judges: %d %s", list.code, list.raw)
+	}
+	if h := e.do("GET", "/v1/health", "", ""); h.code != 200 || h.body["status"] != "ok" {
+		t.Fatalf("health: %d %s", h.code, h.raw)
+	}
+}
+
+// Against a fake OpenAI server speaking the real wire protocol: the
+// verdict is the model's answer; a failing provider is a 503 with
+// Retry-After, and nothing is stored.
+func TestJudgeThroughOpenAIWire(t *testing.T) {
+	fake := llmtest.NewOpenAI()
+	defer fake.Close()
+	fake.RetryAfter = "0"
+	fake.Answer = func(c *llmtest.Call) string {
+		if strings.Contains(c.LastUser, "os.Exit") {
+			return `{"reasoning": "The change calls os.Exit inside a library function.", "verdict": "fail"}`
+		}
+		return `{"reasoning": "The change does what the task asks.", "verdict": "pass"}`
+	}
+	e := start(t, server.Config{Model: "openai:judge-model"}, func(db *sqlite.DB) *llm.Service {
+		reg := llm.NewRegistry()
+		reg.Register(openai.Info)
+		return llm.NewService(reg, db.Cache(), llm.Options{MaxAttempts: 2,
+			Providers: map[string]llm.ProviderConfig{"openai": {BaseURL: fake.URL + "/v1", APIKey: "test-key"}}})
+	})
+	body := jsonBody(map[string]any{"judge": "passfail", "change_id": "acme/app#7",
+		"inputs": map[string]any{"task": "Stop the worker cleanly.", "candidate": "+\tos.Exit(1)\n"}})
+	a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], body)
+	if a.code != 200 || a.body["verdict"] != "fail" || a.body["model"] != "openai:judge-model" ||
+		a.body["reasoning"] != "The change calls os.Exit inside a library function." || a.body["simulated"] != nil {
+		t.Fatalf("judge: %d %s", a.code, a.raw)
+	}
+	calls := fake.Calls()
+	if len(calls) != 1 || !calls[0].HasSchema || calls[0].Model != "judge-model" || !strings.Contains(calls[0].LastUser, "Stop the worker cleanly.") {
+		t.Fatalf("calls: %+v", calls)
+	}
+	if a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], body); a.code != 200 || a.body["cached"] != true || fake.Count() != 1 {
+		t.Fatalf("again: %d %s after %d calls", a.code, a.raw, fake.Count())
+	}
+	before := e.counts()
+	fake.FaultFor = func(*llmtest.Call) llmtest.Fault { return llmtest.ServerError }
+	a = e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], jsonBody(map[string]any{"judge": "passfail", "change_id": "acme/app#8",
+		"inputs": map[string]any{"task": "t", "candidate": "+x\n"}}))
+	if a.code != 503 || a.header.Get("Retry-After") == "" || !strings.Contains(a.raw, "provider") {
+		t.Fatalf("failing provider: %d %s %v", a.code, a.raw, a.header)
+	}
+	after := e.counts()
+	delete(before, "llm_cache") // the request is written as pending before it is sent
+	delete(after, "llm_cache")
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Fatalf("a failed judging stored something: %v -> %v", before, after)
+	}
+}
+
+// Every kind of bad request gets its status and a JSON error naming the
+// problem, and leaves the store as it was.
+func TestBadRequestsChangeNothing(t *testing.T) {
+	e := start(t, server.Config{BodyLimit: 4096, Simulated: true}, simService)
+	rs := simRecords(t, sim.WorldOptions{N: 5, Seed: 2})
+	judged := &rs[0]
+	if a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", judged)); a.code != 200 {
+		t.Fatalf("setup: %d %s", a.code, a.raw)
+	}
+	revoked, tok, err := server.CreateToken(context.Background(), e.db, server.ScopeJudge, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.RevokeToken(context.Background(), tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	good := judgeBody("passfail", &rs[1])
+	forged := e.tok[server.ScopeJudge][:len(e.tok[server.ScopeJudge])-4] + "AAAA"
+	cases := []struct {
+		name, path, token, body string
+		code                    int
+		want, field             string
+	}{
+		{"malformed JSON", "/v1/judge", e.tok["judge"], `{"judge": "passfail",`, 400, "malformed JSON", ""},
+		{"not JSON at all", "/v1/judge", e.tok["judge"], `judge=passfail`, 400, "malformed JSON", ""},
+		{"two values", "/v1/judge", e.tok["judge"], good + good, 400, "more than one JSON value", ""},
+		{"unknown field", "/v1/judge", e.tok["judge"], `{"judge": "passfail", "change": "x"}`, 400, `unknown field "change"`, "change"},
+		{"unknown nested field", "/v1/judge", e.tok["judge"], `{"judge": "passfail", "change_id": "x", "inputs": {"task": "t", "candidate": "c", "diff": "d"}}`, 400, `unknown field "diff"`, ""},
+		{"missing judge", "/v1/judge", e.tok["judge"], `{"change_id": "x", "inputs": {"task": "t", "candidate": "c"}}`, 400, "field judge: missing", "judge"},
+		{"missing change id", "/v1/judge", e.tok["judge"], `{"judge": "passfail", "inputs": {"task": "t", "candidate": "c"}}`, 400, "field change_id: missing", "change_id"},
+		{"missing inputs", "/v1/judge", e.tok["judge"], `{"judge": "passfail", "change_id": "x"}`, 400, "field inputs: missing", "inputs"},
+		{"missing task", "/v1/judge", e.tok["judge"], `{"judge": "passfail", "change_id": "x", "inputs": {"candidate": "c"}}`, 400, "field inputs.task", "inputs.task"},
+		{"missing candidate", "/v1/judge", e.tok["judge"], `{"judge": "passfail", "change_id": "x", "inputs": {"task": "t"}}`, 400, "field inputs.candidate", "inputs.candidate"},
+		{"wrong type", "/v1/judge", e.tok["judge"], `{"judge": 7, "change_id": "x", "inputs": {"task": "t", "candidate": "c"}}`, 400, "field judge: want a string", "judge"},
+		{"unsafe context key", "/v1/judge", e.tok["judge"], `{"judge": "passfail", "change_id": "x", "inputs": {"task": "t", "candidate": "c", "context": {"a</x>": "v"}}}`, 400, "inputs.context", "inputs.context"},
+		{"unknown judge", "/v1/judge", e.tok["judge"], `{"judge": "nosuch", "change_id": "x", "inputs": {"task": "t", "candidate": "c"}}`, 404, `no judge "nosuch"`, "judge"},
+		{"oversized body", "/v1/judge", e.tok["judge"], `{"judge": "passfail", "change_id": "x", "inputs": {"task": "t", "candidate": "` + strings.Repeat("a", 5000) + `"}}`, 413, "larger than 4096 bytes", ""},
+		{"no token", "/v1/judge", "", good, 401, "missing bearer token", ""},
+		{"not a token", "/v1/judge", "hunter2", good, 401, "not a gavel token", ""},
+		{"forged token", "/v1/judge", forged, good, 401, "unknown token", ""},
+		{"revoked token", "/v1/judge", revoked, good, 401, "revoked", ""},
+		{"wrong scope: feedback judges", "/v1/judge", e.tok["feedback"], good, 403, "needs scope judge", ""},
+		{"wrong scope: review judges", "/v1/judge", e.tok["review"], good, 403, "needs scope judge", ""},
+		{"wrong scope: judge reports", "/v1/outcomes", e.tok["judge"], `{"change_id": "` + judged.ID + `", "status": "landed"}`, 403, "needs scope feedback", ""},
+		{"wrong scope: judge promotes", "/v1/judges/passfail/promote", e.tok["judge"], `{"version": "abcd"}`, 403, "needs scope admin", ""},
+		{"outcome for an unknown change", "/v1/outcomes", e.tok["feedback"], `{"change_id": "never-judged", "status": "landed"}`, 404, "no change \"never-judged\"", "change_id"},
+		{"unknown status", "/v1/outcomes", e.tok["feedback"], `{"change_id": "` + judged.ID + `", "status": "merged"}`, 400, "field status", "status"},
+		{"missing status", "/v1/outcomes", e.tok["feedback"], `{"change_id": "` + judged.ID + `"}`, 400, "field status: missing", "status"},
+		{"bad time", "/v1/outcomes", e.tok["feedback"], `{"change_id": "` + judged.ID + `", "status": "landed", "at": "yesterday"}`, 400, "not an RFC 3339 time", "at"},
+		{"unknown endpoint", "/v1/judgment", e.tok["judge"], good, 404, "no endpoint", ""},
+	}
+	before := e.counts()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := e.do("POST", c.path, c.token, c.body)
+			if a.code != c.code {
+				t.Fatalf("status %d, want %d: %s", a.code, c.code, a.raw)
+			}
+			msg, _ := a.body["error"].(string)
+			if msg == "" || !strings.Contains(msg, c.want) {
+				t.Fatalf("error %q, want it to say %q", a.raw, c.want)
+			}
+			if c.field != "" && a.body["field"] != c.field {
+				t.Fatalf("field %v, want %q", a.body["field"], c.field)
+			}
+			if a.header.Get("Content-Type") != "application/json" {
+				t.Fatalf("content type %q", a.header.Get("Content-Type"))
+			}
+			if c.code == 401 && a.header.Get("WWW-Authenticate") == "" {
+				t.Fatal("401 without WWW-Authenticate")
+			}
+		})
+	}
+	if after := e.counts(); fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Fatalf("rejected requests changed the store: %v -> %v", before, after)
+	}
+}
+
+func TestRateLimitPerToken(t *testing.T) {
+	e := start(t, server.Config{Rate: 0.5, Burst: 2, Simulated: true}, simService)
+	var codes []int
+	var limited answer
+	for range 3 {
+		a := e.do("GET", "/v1/judges", e.tok[server.ScopeJudge], "")
+		codes = append(codes, a.code)
+		if a.code == 429 {
+			limited = a
+		}
+	}
+	if fmt.Sprint(codes) != "[200 200 429]" {
+		t.Fatalf("codes %v", codes)
+	}
+	if ra := limited.header.Get("Retry-After"); ra != "2" || !strings.Contains(limited.body["error"].(string), "rate limit") {
+		t.Fatalf("429: Retry-After %q, %s", ra, limited.raw)
+	}
+	// Another token has its own budget.
+	if a := e.do("GET", "/v1/judges", e.tok[server.ScopeFeedback], ""); a.code != 200 {
+		t.Fatalf("another token: %d", a.code)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	e := start(t, server.Config{Simulated: true}, simService)
+	rs := simRecords(t, sim.WorldOptions{N: 3, Seed: 9})
+	for range 2 {
+		e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", &rs[0]))
+	}
+	e.do("POST", "/v1/judge", "", judgeBody("passfail", &rs[0]))
+	resp, err := http.Get(e.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	text := string(b)
+	for _, want := range []string{
+		`gavel_http_requests_total{code="200",route="POST /v1/judge"} 2`,
+		`gavel_http_requests_total{code="401",route="POST /v1/judge"} 1`,
+		`gavel_http_request_duration_seconds_bucket{route="POST /v1/judge",le="+Inf"} 3`,
+		`gavel_errors_total{class="client",route="POST /v1/judge"} 1`,
+		`gavel_model_requests_total 1`,
+		`gavel_model_calls_total 1`,
+		`gavel_verdicts_total{cached="true",judge="passfail",verdict=`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(text)
+	}
+}
+
+var _ = bytes.NewReader
+var _ = errors.New
