@@ -47,6 +47,21 @@ func (v Value) MarshalJSON() ([]byte, error) {
 	return json.Marshal(v.V)
 }
 
+// UnmarshalJSON reads what MarshalJSON wrote: a number, or null for an
+// undefined value (whose reason, if any, was written beside it).
+func (v *Value) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*v = Value{Undefined: "undefined"}
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*v = Def(f)
+	return nil
+}
+
 // ratio returns num/den, undefined with reason when den is zero.
 func ratio(num, den float64, reason string) Value {
 	if den == 0 {

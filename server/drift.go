@@ -156,16 +156,19 @@ func alert(rep *DriftReport) (bool, string) {
 		if w.N < MinWindow {
 			continue
 		}
-		when := w.Start.Format("2006-01-02")
+		when := "the week of " + w.Start.Format("2006-01-02")
+		if rep.By == "month" {
+			when = w.Start.Format("January 2006")
+		}
 		if !w.Pi.Value.Defined() {
-			return false, fmt.Sprintf("the %s of %s has Scott's pi undefined (%s)", rep.By, when, w.Pi.Value.Undefined)
+			return false, fmt.Sprintf("Scott's pi in %s is undefined (%s)", when, w.Pi.Undefined)
 		}
 		if w.Pi.Value.V < rep.Baseline.CI.Lo {
-			return true, fmt.Sprintf("ALERT: Scott's pi in the %s of %s is %.3f (%d outcomes), below the interval [%.3f, %.3f] measured on the test part at promotion",
-				rep.By, when, w.Pi.Value.V, w.N, rep.Baseline.CI.Lo, rep.Baseline.CI.Hi)
+			return true, fmt.Sprintf("ALERT: Scott's pi in %s is %.3f (%d outcomes), below the interval [%.3f, %.3f] measured on the test part at promotion",
+				when, w.Pi.Value.V, w.N, rep.Baseline.CI.Lo, rep.Baseline.CI.Hi)
 		}
-		return false, fmt.Sprintf("ok: Scott's pi in the %s of %s is %.3f (%d outcomes), within or above the promotion's interval [%.3f, %.3f]",
-			rep.By, when, w.Pi.Value.V, w.N, rep.Baseline.CI.Lo, rep.Baseline.CI.Hi)
+		return false, fmt.Sprintf("ok: Scott's pi in %s is %.3f (%d outcomes), within or above the promotion's interval [%.3f, %.3f]",
+			when, w.Pi.Value.V, w.N, rep.Baseline.CI.Lo, rep.Baseline.CI.Hi)
 	}
 	return false, fmt.Sprintf("waiting: no %s has %d outcomes yet", rep.By, MinWindow)
 }

@@ -437,3 +437,5 @@ func TestMetrics(t *testing.T) {
 
 var _ = bytes.NewReader
 var _ = errors.New
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

@@ -1,0 +1,253 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/metrics"
+	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/refine"
+	"github.com/gavelhq/gavel/server"
+	"github.com/gavelhq/gavel/sim"
+)
+
+// world imports a simulated world's records and splits them 40/30/30
+// (drafts left out) under name; it returns the parts.
+func (e *env) world(name string, opt sim.WorldOptions) refine.Data {
+	e.t.Helper()
+	ctx := context.Background()
+	rs := simRecords(e.t, opt)
+	var members []record.Member
+	err := e.db.Import(ctx, func(w record.Writer) error {
+		for i := range rs {
+			if _, err := w.Put(ctx, &rs[i]); err != nil {
+				return err
+			}
+			if rs[i].Outcome.Status != record.StatusDraft {
+				members = append(members, record.MemberOf(&rs[i]))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	split, err := record.MakeSplit(members, record.SplitSpec{Name: name, Train: 0.4, Val: 0.3, Test: 0.3, Seed: 1,
+		ExcludeStatus: []record.Status{record.StatusDraft}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.db.SaveSplit(ctx, split, false); err != nil {
+		e.t.Fatal(err)
+	}
+	var d refine.Data
+	for _, part := range record.Parts {
+		var out []*record.Record
+		err := e.db.Records(ctx, record.Filter{Split: name, Part: part}, func(r *record.Record) error { out = append(out, r); return nil })
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		switch part {
+		case record.Train:
+			d.Train = out
+		case record.Val:
+			d.Val = out
+		default:
+			d.Test = out
+		}
+	}
+	return d
+}
+
+// neutral is the built-in passfail with a sentence that changes nothing
+// a judge decides on: a version with no supported gain.
+func (e *env) neutral() *judge.PromptVersion {
+	e.t.Helper()
+	s, _ := judge.Load("passfail")
+	s.System += "\nWrite your reasoning in plain English.\n"
+	pv := judge.VersionOf(s)
+	if err := e.db.SavePrompt(context.Background(), pv); err != nil {
+		e.t.Fatal(err)
+	}
+	return pv
+}
+
+// The gate refuses a version whose gain's interval reaches 0, and
+// promotes a calibrated one whose interval lies above 0; a forced
+// promotion needs a reason; every change is an audit entry; rollback goes
+// back.
+func TestPromotionGate(t *testing.T) {
+	e := start(t, server.Config{Simulated: true}, simService)
+	ctx := context.Background()
+	data := e.world("main", sim.WorldOptions{N: 1200, Seed: 3})
+	passfail, _ := judge.Load("passfail")
+	res, err := refine.Calibrate(ctx, e.svc, e.db, data, refine.Config{Judge: passfail, Model: "sim", MaxIter: 5, Concurrency: 8,
+		Boot: metrics.BootstrapOptions{Resamples: 500, Seed: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	selected := res.Versions[res.Selected].Hash
+	if res.Selected == 0 {
+		t.Fatalf("the calibration kept the original prompt; the gate test needs a calibrated version (gain %+v)", res.Gain["scott_pi"])
+	}
+	if err := e.db.SaveCalibration(ctx, "passfail", selected, "main", "sim", res); err != nil {
+		t.Fatal(err)
+	}
+	// A first use activates the built-in.
+	rs := simRecords(t, sim.WorldOptions{N: 3, Seed: 77})
+	rs[0].ID = "pr-1"
+	a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", &rs[0]))
+	if a.code != 200 || a.body["version"] != passfail.Version() {
+		t.Fatalf("first use: %d %s", a.code, a.raw)
+	}
+
+	// No supported gain: refused with the interval, nothing activated.
+	neutral := e.neutral()
+	refused := e.do("POST", "/v1/judges/passfail/promote", e.tok[server.ScopeAdmin], jsonBody(map[string]any{"version": neutral.Hash, "split": "main"}))
+	if refused.code != 409 || refused.body["promoted"] != false || !strings.Contains(refused.body["error"].(string), "refused") {
+		t.Fatalf("neutral version: %d %s", refused.code, refused.raw)
+	}
+	ev := refused.body["evidence"].(map[string]any)
+	gain := ev["gain_scott_pi"].(map[string]any)
+	lo := gain["ci"].(map[string]any)["lo"].(float64)
+	if lo > 0 || ev["passed"] != false || ev["split"] != "main" || ev["part"] != "test" || ev["n"].(float64) != float64(len(data.Test)) {
+		t.Fatalf("evidence of the refusal: %v", ev)
+	}
+	if act, _ := server.Active(ctx, e.db, "passfail"); act == nil || act.Version != passfail.Version() {
+		t.Fatalf("active after a refusal: %+v", act)
+	}
+
+	// The calibrated version: its gain's lower bound is above 0.
+	ok := e.do("POST", "/v1/judges/passfail/promote", e.tok[server.ScopeAdmin], jsonBody(map[string]any{"version": selected[:12]}))
+	if ok.code != 200 || ok.body["promoted"] != true {
+		t.Fatalf("calibrated version: %d %s", ok.code, ok.raw)
+	}
+	ev = ok.body["evidence"].(map[string]any)
+	gain = ev["gain_scott_pi"].(map[string]any)
+	if gain["ci"].(map[string]any)["lo"].(float64) <= 0 || ev["baseline"] != passfail.Version() || ev["candidate"] != selected {
+		t.Fatalf("evidence of the promotion: %v", ev)
+	}
+	// The calibration measured the same gain on the same test part.
+	if want := res.Gain["scott_pi"].Value.V; abs(gain["value"].(float64)-want) > 1e-9 {
+		t.Fatalf("gate gain %v, calibration's %v", gain["value"], want)
+	}
+	// Judging now uses the promoted version.
+	rs[1].ID = "pr-2"
+	if a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", &rs[1])); a.body["version"] != selected {
+		t.Fatalf("after promotion: %s", a.raw)
+	}
+	// Forcing needs a reason; with one, the refused version goes in.
+	if a := e.do("POST", "/v1/judges/passfail/promote", e.tok[server.ScopeAdmin], jsonBody(map[string]any{"version": neutral.Hash, "split": "main", "force": true})); a.code != 400 || !strings.Contains(a.raw, "reason") {
+		t.Fatalf("force without reason: %d %s", a.code, a.raw)
+	}
+	forced := e.do("POST", "/v1/judges/passfail/promote", e.tok[server.ScopeAdmin],
+		jsonBody(map[string]any{"version": neutral.Hash, "split": "main", "force": true, "reason": "wording policy"}))
+	if forced.code != 200 || forced.body["activation"].(map[string]any)["action"] != "force" {
+		t.Fatalf("forced: %d %s", forced.code, forced.raw)
+	}
+	rb := e.do("POST", "/v1/judges/passfail/rollback", e.tok[server.ScopeAdmin], `{"reason": "forced by mistake"}`)
+	if rb.code != 200 || rb.body["activation"].(map[string]any)["version"] != selected {
+		t.Fatalf("rollback: %d %s", rb.code, rb.raw)
+	}
+	acts, err := e.db.Activations(ctx, "passfail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trail []string
+	for _, a := range acts {
+		trail = append(trail, a.Action+" "+a.Version[:8]+" by "+a.Actor+": "+a.Reason)
+	}
+	want := []string{
+		"initial " + passfail.Version()[:8] + " by gavel: first use of the built-in judge",
+		"promote " + selected[:8] + " by token ",
+		"force " + neutral.Hash[:8] + " by token ",
+		"rollback " + selected[:8] + " by token ",
+	}
+	if len(trail) != len(want) {
+		t.Fatalf("audit trail:\n%s", strings.Join(trail, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(trail[i], want[i]) || i > 0 && !strings.Contains(trail[i], "(admin test)") {
+			t.Fatalf("audit entry %d: %q, want %q...", i, trail[i], want[i])
+		}
+	}
+	if !strings.HasSuffix(trail[2], ": wording policy") || !strings.HasSuffix(trail[3], ": forced by mistake") {
+		t.Fatalf("reasons: %q", trail)
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// The drift monitor: a promoted version judges a stream of changes from a
+// world that decays (hidden failures rise); once the outcomes of the late
+// months arrive, the monitor raises its alert, and not before.
+func TestDriftAlertOnSimulatedDecay(t *testing.T) {
+	e := start(t, server.Config{Simulated: true, Rate: -1}, simService)
+	ctx := context.Background()
+	e.world("base", sim.WorldOptions{N: 600, Seed: 4})
+	neutral := e.neutral()
+	// The monitor compares with the interval measured at promotion.
+	_, ev, err := server.Promote(ctx, e.db, e.svc, "sim", "passfail", neutral.Hash, server.PromoteOptions{Split: "base", Force: true,
+		Reason: "baseline for the monitor", Actor: "test", Boot: metrics.BootstrapOptions{Resamples: 500, Seed: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := simRecords(t, sim.WorldOptions{N: 1200, Seed: 11, Months: 6, HiddenFailEnd: 0.6,
+		Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+	post := func(from, to time.Time) {
+		t.Helper()
+		for i := range stream {
+			r := &stream[i]
+			if r.Outcome.At.Before(from) || !r.Outcome.At.Before(to) {
+				continue
+			}
+			r.ID = "stream-" + r.ID
+			if a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", r)); a.code != 200 {
+				t.Fatalf("judge %s: %d %s", r.ID, a.code, a.raw)
+			}
+			body := jsonBody(map[string]any{"change_id": r.ID, "status": r.Outcome.Status, "at": r.Outcome.At.Format(time.RFC3339)})
+			if a := e.do("POST", "/v1/outcomes", e.tok[server.ScopeFeedback], body); a.code != 201 {
+				t.Fatalf("outcome %s: %d %s", r.ID, a.code, a.raw)
+			}
+		}
+	}
+	drift := func() *server.DriftReport {
+		t.Helper()
+		var rep server.DriftReport
+		a := e.do("GET", "/v1/drift?judge=passfail&by=month", e.tok[server.ScopeReview], "")
+		if a.code != 200 {
+			t.Fatalf("drift: %d %s", a.code, a.raw)
+		}
+		if err := jsonUnmarshal(a.raw, &rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range rep.Windows {
+			t.Logf("%s n=%d pi=%v %v", w.Start.Format("2006-01"), w.N, w.Pi.Value, w.Pi.CI)
+		}
+		t.Log(rep.Status)
+		return &rep
+	}
+	mid := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	post(time.Time{}, mid)
+	early := drift()
+	if early.Alert || len(early.Windows) != 2 || early.Baseline == nil || early.Baseline.CI.Lo != ev.CandidatePi.CI.Lo {
+		t.Fatalf("early months: alert %v, %d windows, baseline %+v (gate %+v)", early.Alert, len(early.Windows), early.Baseline, ev.CandidatePi)
+	}
+	post(mid, time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC))
+	late := drift()
+	if !late.Alert || len(late.Windows) != 6 || !strings.HasPrefix(late.Status, "ALERT") {
+		t.Fatalf("after the decay: alert %v, %d windows: %s", late.Alert, len(late.Windows), late.Status)
+	}
+	first, last := late.Windows[0].Pi.Value.V, late.Windows[5].Pi.Value.V
+	if last >= first || last >= late.Baseline.CI.Lo {
+		t.Fatalf("pi first month %.3f, last %.3f, baseline lower bound %.3f", first, last, late.Baseline.CI.Lo)
+	}
+}
