@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"math"
 	"strconv"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gavelhq/gavel/metrics"
+	"github.com/gavelhq/gavel/server"
 )
 
 type agreementFlags struct {
@@ -20,6 +23,30 @@ type agreementFlags struct {
 	resamples int
 	seed      uint64
 	ciLevel   float64
+	reviews   bool
+	judge     string
+	model     string
+}
+
+func (a *app) reviewAgreement(ctx context.Context, f agreementFlags) error {
+	db, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rep, err := server.Agreement(ctx, db, f.judge, f.model, metrics.BootstrapOptions{Resamples: f.resamples, Seed: f.seed, Level: f.ciLevel})
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return a.writeJSON(rep)
+	}
+	fmt.Fprintf(a.stdout, "%s%d changes reviewed (%d reviews, %d split evenly and left out); judge %s, model %s\n",
+		simTag(f.model), rep.Reviewed, rep.Reviews, rep.Ties, rep.Judge, rep.Model)
+	for _, p := range rep.Pairs {
+		fmt.Fprintln(a.stdout, p)
+	}
+	return nil
 }
 
 // agreementSummary is the --json output; its field names are a contract.
@@ -47,7 +74,7 @@ type alphaEstimate struct {
 func (a *app) agreementCmd() *cobra.Command {
 	var f agreementFlags
 	cmd := &cobra.Command{
-		Use:   "agreement FILE",
+		Use:   "agreement FILE | agreement --reviews --judge J --model M",
 		Short: "Agreement and classification metrics between raters in a CSV or JSONL file, with intervals",
 		Long: `Compute agreement between two raters (--a and --b: observed agreement, Scott's pi,
 Cohen's kappa, Bennett's S, Krippendorff's alpha) and the classification of b
@@ -57,9 +84,25 @@ over several coders (--coders C1,C2,...; empty cells are missing values).
 
 FILE is CSV with a header line (.csv) or JSONL. --group COL resamples whole
 groups in the bootstrap. Rows where --a or --b is empty are left out and
-counted.`,
-		Args: args(cobra.ExactArgs(1)),
+counted.
+
+With --reviews, compare the blind human reviews recorded through 'gavel serve'
+with the judge's versions and the changes' outcomes, pairwise (Scott's pi with
+intervals): the paper's blind review.`,
+		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			if f.reviews {
+				if len(argv) > 0 {
+					return usagef("--reviews reads the store, not a file")
+				}
+				if f.model == "" {
+					return errNoModel
+				}
+				return a.reviewAgreement(cmd.Context(), f)
+			}
+			if len(argv) != 1 {
+				return usagef("give a FILE of ratings, or --reviews for the service's blind reviews")
+			}
 			return a.agreement(argv[0], f)
 		},
 	}
@@ -72,6 +115,9 @@ counted.`,
 	fl.IntVar(&f.resamples, "resamples", 10_000, "bootstrap resamples (0: no intervals)")
 	fl.Uint64Var(&f.seed, "seed", 1, "bootstrap seed")
 	fl.Float64Var(&f.ciLevel, "ci", 0.95, "confidence level of the intervals")
+	fl.BoolVar(&f.reviews, "reviews", false, "compare the service's blind human reviews with the judge and the outcomes")
+	fl.StringVar(&f.judge, "judge", "passfail", "with --reviews: the judge whose verdicts are compared")
+	fl.StringVar(&f.model, "model", os.Getenv("GAVEL_MODEL"), "with --reviews: the model whose verdicts are compared (env GAVEL_MODEL)")
 	return cmd
 }
 

@@ -203,7 +203,7 @@ interval. --force --reason TEXT overrides the gate; both are recorded.`,
 			if p != nil {
 				p.done()
 			}
-			if ev != nil {
+			if ev != nil && err == nil {
 				fmt.Fprintf(a.stderr, "%s%s\n", simTag(m.model), ev.Summary())
 			}
 			if a.json {
@@ -212,7 +212,7 @@ interval. --force --reason TEXT overrides the gate; both are recorded.`,
 				}
 			}
 			if errors.Is(err, server.ErrGateRefused) {
-				return gateError{err}
+				return gateError{fmt.Errorf("%s%w", simTag(m.model), err)}
 			}
 			if err != nil {
 				return stopped(err, svc.Stats().Pending)
@@ -449,8 +449,9 @@ func (a *app) liveDrift(ctx context.Context, judgeName, model, by string, resamp
 			return err
 		}
 	} else {
+		fmt.Fprintf(a.stdout, "%sdrift of %s, active version %.12s, model %s\n", simTag(model), judgeName, rep.Version, model)
 		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "%s%s of %s (%.12s), %s\toutcomes\tScott's pi\n", simTag(model), by, judgeName, rep.Version, model)
+		fmt.Fprintf(tw, "%s from\toutcomes\tScott's pi [95%% interval]\n", by)
 		for _, w := range rep.Windows {
 			fmt.Fprintf(tw, "%s\t%d\t%s\n", w.Start.Format("2006-01-02"), w.N, figureLine(w.Pi.Value, w.Pi.CI))
 		}
