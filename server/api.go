@@ -264,6 +264,13 @@ func (s *Server) RecordOutcome(ctx context.Context, changeID string, status reco
 	if err != nil {
 		return nil, err
 	}
+	// The same outcome again (the usual retry of a webhook or a CI step)
+	// is answered from a read, without a write.
+	if stored, err := s.record(ctx, c.ID); err != nil {
+		return nil, err
+	} else if stored != nil && stored.Outcome.Status == status && stored.Outcome.Reason == reason && (at == nil || stored.Outcome.At.Equal(*at)) {
+		return &OutcomeResponse{ChangeID: c.ID, RecordID: stored.ID, Label: stored.Outcome.Label, Status: stored.Outcome.Status}, nil
+	}
 	rec := &record.Record{ID: c.ID, Task: c.Task, Candidate: c.Candidate, Reference: c.Reference, Context: c.Context,
 		Group: c.Group, Outcome: record.Outcome{Status: status, Reason: reason}}
 	if at != nil {

@@ -29,7 +29,7 @@ func (s *Server) activeSpec(ctx context.Context, name string) (*judge.PromptVers
 			return nil, err
 		}
 		if a != nil {
-			return s.cfg.Store.Prompt(ctx, a.Version)
+			return s.prompt(ctx, a.Version)
 		}
 		if !slices.Contains(judge.Builtins(), name) {
 			if ps, _ := s.cfg.Store.Prompts(ctx, name); len(ps) > 0 {
@@ -57,6 +57,20 @@ func (s *Server) activeSpec(ctx context.Context, name string) (*judge.PromptVers
 		// Another request activated it meanwhile: read again.
 	}
 	return nil, fmt.Errorf("judge %s: its active version keeps changing", name)
+}
+
+// prompt returns a stored prompt version by its full hash. Versions never
+// change, so they are kept in memory once read.
+func (s *Server) prompt(ctx context.Context, hash string) (*judge.PromptVersion, error) {
+	if pv, ok := s.prompts.Load(hash); ok {
+		return pv.(*judge.PromptVersion), nil
+	}
+	pv, err := s.cfg.Store.Prompt(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	s.prompts.Store(hash, pv)
+	return pv, nil
 }
 
 // JudgeInfo is a judge as GET /v1/judges shows it.

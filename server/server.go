@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -57,6 +58,8 @@ type Server struct {
 	limits  *limiters
 	metrics *metricSet
 	reg     *prometheus.Registry
+	// prompts holds prompt versions read, by hash.
+	prompts sync.Map
 }
 
 // New makes a server.

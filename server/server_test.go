@@ -28,7 +28,7 @@ import (
 // env is a real server on 127.0.0.1 over a fresh store, with one token of
 // each scope.
 type env struct {
-	t   *testing.T
+	t   testing.TB
 	db  *sqlite.DB
 	svc *llm.Service
 	srv *server.Server
@@ -42,7 +42,7 @@ func simService(db *sqlite.DB) *llm.Service {
 	return llm.NewService(reg, db.Cache(), llm.Options{})
 }
 
-func start(t *testing.T, cfg server.Config, newService func(*sqlite.DB) *llm.Service) *env {
+func start(t testing.TB, cfg server.Config, newService func(*sqlite.DB) *llm.Service) *env {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "gavel.db"))
@@ -126,7 +126,7 @@ func judgeBody(judgeName string, r *record.Record) string {
 		"inputs": map[string]any{"task": r.Task, "candidate": r.Candidate, "reference": r.Reference, "context": r.Context}})
 }
 
-func simRecords(t *testing.T, opt sim.WorldOptions) []record.Record {
+func simRecords(t testing.TB, opt sim.WorldOptions) []record.Record {
 	t.Helper()
 	rs, err := sim.Records(opt)
 	if err != nil {

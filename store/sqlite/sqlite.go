@@ -89,6 +89,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	// Keep connections open between statements: opening one applies the
+	// pragmas again, which a busy service would do on most requests with
+	// database/sql's default of two idle connections.
+	sqldb.SetMaxIdleConns(32)
 	db := &DB{db: sqldb, path: path, Now: time.Now}
 	// Commands that open a new store at once contend for its first
 	// writes (WAL, the migrations), and SQLite refuses some of them
