@@ -2,16 +2,21 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/llm/llmtest"
+	"github.com/gavelhq/gavel/llm/openai"
 	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/refine"
 	"github.com/gavelhq/gavel/server"
 	"github.com/gavelhq/gavel/sim"
+	"github.com/gavelhq/gavel/store/sqlite"
 )
 
 // world imports a simulated world's records and splits them 40/30/30
@@ -249,5 +254,88 @@ func TestDriftAlertOnSimulatedDecay(t *testing.T) {
 	first, last := late.Windows[0].Pi.Value.V, late.Windows[5].Pi.Value.V
 	if last >= first || last >= late.Baseline.CI.Lo {
 		t.Fatalf("pi first month %.3f, last %.3f, baseline lower bound %.3f", first, last, late.Baseline.CI.Lo)
+	}
+}
+
+// The gate through the OpenAI wire protocol: the judging it needs goes to
+// the provider (a fake that answers by the prompt it is sent), once per
+// record and version, and a second promotion sends nothing new.
+func TestPromotionThroughOpenAIWire(t *testing.T) {
+	fake := llmtest.NewOpenAI()
+	defer fake.Close()
+	const rule = "Fail any change that calls os.Exit outside package main."
+	fake.Answer = func(c *llmtest.Call) string {
+		if strings.Contains(c.System, rule) && strings.Contains(c.LastUser, "os.Exit") {
+			return `{"reasoning": "It exits the process from a library.", "verdict": "fail"}`
+		}
+		return `{"reasoning": "Looks fine.", "verdict": "pass"}`
+	}
+	e := start(t, server.Config{Model: "openai:judge-model"}, func(db *sqlite.DB) *llm.Service {
+		reg := llm.NewRegistry()
+		reg.Register(openai.Info)
+		return llm.NewService(reg, db.Cache(), llm.Options{
+			Providers: map[string]llm.ProviderConfig{"openai": {BaseURL: fake.URL + "/v1", APIKey: "test-key"}}})
+	})
+	ctx := context.Background()
+	var rs []*record.Record
+	var members []record.Member
+	err := e.db.Import(ctx, func(w record.Writer) error {
+		for i := range 40 {
+			r := &record.Record{ID: fmt.Sprintf("pr-%d", i), Task: "Handle a bad config.", Group: fmt.Sprintf("g%d", i)}
+			if i%2 == 0 {
+				r.Candidate, r.Outcome.Status = fmt.Sprintf("+\tlog.Print(err) // %d\n+\tos.Exit(1)\n", i), record.StatusFailed
+			} else {
+				r.Candidate, r.Outcome.Status = fmt.Sprintf("+\treturn fmt.Errorf(\"config %d: %%w\", err)\n", i), record.StatusPassed
+			}
+			if err := r.Normalize(); err != nil {
+				return err
+			}
+			if _, err := w.Put(ctx, r); err != nil {
+				return err
+			}
+			rs = append(rs, r)
+			members = append(members, record.MemberOf(r))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	split, err := record.MakeSplit(members, record.SplitSpec{Name: "prs", Train: 0.25, Val: 0.25, Test: 0.5, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.SaveSplit(ctx, split, false); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := judge.Load("passfail")
+	s.System += "\n" + rule + "\n"
+	cand := judge.VersionOf(s)
+	if err := e.db.SavePrompt(ctx, cand); err != nil {
+		t.Fatal(err)
+	}
+	// A first judging activates the built-in.
+	if a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], jsonBody(map[string]any{"judge": "passfail", "change_id": "new",
+		"inputs": map[string]any{"task": "t", "candidate": "+x\n"}})); a.code != 200 || fake.Count() != 1 {
+		t.Fatalf("judge: %d %s", a.code, a.raw)
+	}
+	a := e.do("POST", "/v1/judges/passfail/promote", e.tok[server.ScopeAdmin], jsonBody(map[string]any{"version": cand.Hash, "split": "prs"}))
+	if a.code != 200 || a.body["promoted"] != true {
+		t.Fatalf("promote: %d %s", a.code, a.raw)
+	}
+	ev := a.body["evidence"].(map[string]any)
+	test := int(ev["n"].(float64))
+	if test != 20 || fake.Count() != 1+2*test {
+		t.Fatalf("%d test records, %d calls to the provider (want one per record and version)", test, fake.Count())
+	}
+	if pi := ev["candidate_scott_pi"].(map[string]any)["value"].(float64); pi != 1 {
+		t.Fatalf("candidate pi %v, want 1 (it fails exactly the os.Exit changes)", pi)
+	}
+	// Back, and promote again: every verdict is known, nothing is sent.
+	if a := e.do("POST", "/v1/judges/passfail/rollback", e.tok[server.ScopeAdmin], `{}`); a.code != 200 {
+		t.Fatalf("rollback: %d %s", a.code, a.raw)
+	}
+	if a := e.do("POST", "/v1/judges/passfail/promote", e.tok[server.ScopeAdmin], jsonBody(map[string]any{"version": cand.Hash, "split": "prs"})); a.code != 200 || fake.Count() != 1+2*test {
+		t.Fatalf("promote again: %d, %d calls", a.code, fake.Count())
 	}
 }
