@@ -203,9 +203,9 @@ type OutcomeRequest struct {
 
 // OutcomeResponse is the answer of POST /v1/outcomes.
 type OutcomeResponse struct {
-	ChangeID string       `json:"change_id"`
-	RecordID string       `json:"record_id"`
-	Label    record.Label `json:"label"`
+	ChangeID string        `json:"change_id"`
+	RecordID string        `json:"record_id"`
+	Label    record.Label  `json:"label"`
 	Status   record.Status `json:"status"`
 	// Created is false when the same outcome was recorded before.
 	Created bool `json:"created"`

@@ -255,6 +255,48 @@ func TestDriftAlertOnSimulatedDecay(t *testing.T) {
 	if last >= first || last >= late.Baseline.CI.Lo {
 		t.Fatalf("pi first month %.3f, last %.3f, baseline lower bound %.3f", first, last, late.Baseline.CI.Lo)
 	}
+
+	// The alert starts a recalibration on the outcomes that arrived; its
+	// result is a candidate, and the active version stays.
+	opt := server.RecalibrateOptions{By: "month"}
+	rc, err := e.srv.Recalibrate(ctx, "passfail", opt)
+	if err != nil || rc == nil {
+		t.Fatalf("recalibrate: %+v %v", rc, err)
+	}
+	t.Logf("recalibration: %+v gain %v %v", rc, rc.Gain.Value, rc.Gain.CI)
+	if rc.From != neutral.Hash || rc.Records != 1200-countDrafts(stream) || !strings.HasPrefix(rc.Split, "recal-passfail-") {
+		t.Fatalf("recalibration %+v", rc)
+	}
+	if act, _ := server.Active(ctx, e.db, "passfail"); act.Version != neutral.Hash {
+		t.Fatalf("the recalibration changed the active version to %.12s", act.Version)
+	}
+	cals, err := e.db.Calibrations(ctx, "passfail")
+	if err != nil || len(cals) != 1 || cals[0].Split != rc.Split || cals[0].Selected != rc.Candidate {
+		t.Fatalf("calibrations %+v %v", cals, err)
+	}
+	// Once per alert.
+	if again, err := e.srv.Recalibrate(ctx, "passfail", opt); again != nil || err != nil {
+		t.Fatalf("a second recalibration for the same alert: %+v %v", again, err)
+	}
+	// The candidate goes through the gate on the recalibration's test part.
+	if rc.Candidate != rc.From {
+		_, ev, err := server.Promote(ctx, e.db, e.svc, "sim", "passfail", rc.Candidate, server.PromoteOptions{Actor: "test",
+			Boot: metrics.BootstrapOptions{Resamples: 500, Seed: 1}})
+		if ev == nil || ev.Split != rc.Split || ev.Passed != (err == nil) {
+			t.Fatalf("gate of the candidate: %+v %v", ev, err)
+		}
+		t.Logf("gate: %s (%v)", ev.Summary(), err)
+	}
+}
+
+func countDrafts(rs []record.Record) int {
+	n := 0
+	for _, r := range rs {
+		if r.Outcome.Status == record.StatusDraft {
+			n++
+		}
+	}
+	return n
 }
 
 // The gate through the OpenAI wire protocol: the judging it needs goes to

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/teacher"
 )
 
 // Store is what the service keeps: records and splits, prompt versions and
@@ -45,8 +46,12 @@ type Store interface {
 	// Activations lists a judge's activations, oldest first (every
 	// judge's when empty).
 	Activations(ctx context.Context, judgeName string) ([]Activation, error)
-	// Calibrations lists the calibrations that selected a version.
+	// Calibrations lists the stored calibrations, oldest first.
 	Calibrations(ctx context.Context, judgeName string) ([]Calibration, error)
+	// SaveCalibration keeps a calibration's result with its split and
+	// model; SaveDecisions its teacher's decisions.
+	SaveCalibration(ctx context.Context, judgeName, selected, split, model string, result any) error
+	SaveDecisions(ctx context.Context, ds []teacher.Decision) error
 
 	SaveToken(ctx context.Context, t *Token) error
 	// Token returns a token by id (revoked ones too), or an error wrapping

@@ -23,6 +23,8 @@ func (a *app) serveCmd() *cobra.Command {
 	var m modelFlags
 	var addr string
 	var cfg server.Config
+	var recal bool
+	var ropt server.RecalibrateOptions
 	cmd := &cobra.Command{
 		Use:   "serve --addr HOST:PORT --model M",
 		Short: "Run the service: judge changes with each judge's active version, hear outcomes, gate promotions, watch drift, blind review",
@@ -60,6 +62,9 @@ gracefully on SIGINT or SIGTERM.`,
 			if err != nil {
 				return usagef("--addr %s: %v", addr, err)
 			}
+			if recal {
+				go srv.Monitor(ctx, ropt)
+			}
 			fmt.Fprintf(a.stderr, "listening on http://%s\n", ln.Addr())
 			return srv.Serve(ctx, ln)
 		},
@@ -74,6 +79,11 @@ gracefully on SIGINT or SIGTERM.`,
 	fl.DurationVar(&cfg.ReadTimeout, "read-timeout", 30*time.Second, "time limit of reading a request")
 	fl.DurationVar(&cfg.WriteTimeout, "write-timeout", 0, "time limit of answering a request (default --model-timeout plus 30s)")
 	fl.IntVar(&cfg.Resamples, "resamples", 2000, "bootstrap resamples of intervals (gate, drift, agreement)")
+	fl.BoolVar(&recal, "recalibrate", false, "when the drift monitor alerts, calibrate the active version again on the outcomes that arrived (the result is a candidate for 'gavel promote', never activated by itself)")
+	fl.DurationVar(&ropt.Every, "drift-every", time.Hour, "with --recalibrate, how often the monitor checks each judge")
+	fl.StringVar(&ropt.By, "drift-by", "week", "with --recalibrate, the monitor's window: week or month")
+	fl.StringVar(&ropt.TeacherModel, "teacher-model", "", "with --recalibrate, the teacher's model (default --model)")
+	fl.StringVar(&ropt.EditorModel, "editor-model", "", "with --recalibrate, the proposer's and applier's model (default --model)")
 	return cmd
 }
 
