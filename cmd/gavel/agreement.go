@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"

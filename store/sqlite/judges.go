@@ -187,4 +187,3 @@ func (db *DB) SaveDecisions(ctx context.Context, ds []teacher.Decision) error {
 		return nil
 	})
 }
-
