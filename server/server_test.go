@@ -439,3 +439,55 @@ var _ = bytes.NewReader
 var _ = errors.New
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// GET /v1/agreement on a hand-worked case: four reviewed changes whose
+// outcomes are pass, pass, fail, fail and whose reviewers said pass,
+// fail, fail, fail. Observed agreement 3/4; pooled shares pass 3/8,
+// fail 5/8, so chance agreement 9/64 + 25/64 = 34/64, and Scott's pi
+// (48/64 - 34/64) / (30/64) = 7/15.
+func TestAgreementEndpoint(t *testing.T) {
+	e := start(t, server.Config{Simulated: true}, simService)
+	ctx := context.Background()
+	rs := simRecords(t, sim.WorldOptions{N: 4, Seed: 1})
+	statuses := []string{"landed", "passed", "abandoned", "failed"}
+	humans := []record.Label{record.Pass, record.Fail, record.Fail, record.Fail}
+	for i := range rs {
+		if a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", &rs[i])); a.code != 200 {
+			t.Fatal(a.raw)
+		}
+		if a := e.do("POST", "/v1/outcomes", e.tok[server.ScopeFeedback], jsonBody(map[string]any{"change_id": rs[i].ID, "status": statuses[i]})); a.code != 201 {
+			t.Fatal(a.raw)
+		}
+		if err := e.db.SaveReview(ctx, &server.Review{ChangeID: rs[i].ID, Reviewer: "ann", Verdict: humans[i]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A second reviewer disagreeing on one change makes it a tie: left out.
+	if err := e.db.SaveReview(ctx, &server.Review{ChangeID: rs[3].ID, Reviewer: "bob", Verdict: record.Pass}); err != nil {
+		t.Fatal(err)
+	}
+	a := e.do("GET", "/v1/agreement?judge=passfail", e.tok[server.ScopeReview], "")
+	if a.code != 200 || a.body["reviewed_changes"] != 4.0 || a.body["ties"] != 1.0 || a.body["reviews"] != 5.0 {
+		t.Fatalf("agreement: %d %s", a.code, a.raw)
+	}
+	pair := a.body["pairs"].([]any)[0].(map[string]any)
+	if fmt.Sprint(pair["raters"]) != "[human outcome]" || pair["n"] != 3.0 {
+		t.Fatalf("first pair: %v", pair)
+	}
+	// Without the tie: outcomes pass, pass, fail; humans pass, fail,
+	// fail. Po 2/3; pass share 3/6, so Pe 1/2, and pi (2/3 - 1/2) / (1/2) = 1/3.
+	if pi := pair["scott_pi"].(map[string]any)["value"].(float64); abs(pi-1.0/3) > 1e-12 {
+		t.Fatalf("human vs outcome pi %v, want 1/3", pi)
+	}
+	if err := e.db.SaveReview(ctx, &server.Review{ChangeID: rs[3].ID, Reviewer: "bob", Verdict: record.Fail}); err != nil {
+		t.Fatal(err)
+	}
+	a = e.do("GET", "/v1/agreement?judge=passfail", e.tok[server.ScopeReview], "")
+	pair = a.body["pairs"].([]any)[0].(map[string]any)
+	if pi := pair["scott_pi"].(map[string]any)["value"].(float64); pair["n"] != 4.0 || abs(pi-7.0/15) > 1e-12 {
+		t.Fatalf("human vs outcome over four: n %v, pi %v, want 7/15", pair["n"], pi)
+	}
+	if a := e.do("GET", "/v1/agreement", e.tok[server.ScopeReview], ""); a.code != 400 || a.body["field"] != "judge" {
+		t.Fatalf("without a judge: %d %s", a.code, a.raw)
+	}
+}
