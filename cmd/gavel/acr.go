@@ -18,7 +18,7 @@ import (
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/report"
-	"github.com/gavelhq/gavel/store/sqlite"
+	"github.com/gavelhq/gavel/store"
 )
 
 // acrFlags are the flags of a round and of the judge check.
@@ -122,7 +122,7 @@ func (a *app) loadInstructions(file, format string, limit int) ([]*acr.Instructi
 
 // acrSetup is what a round or a check needs.
 type acrSetup struct {
-	db     *sqlite.DB
+	db     store.Store
 	client roleClient
 	box    *acr.Sandbox
 	round  *acr.Round

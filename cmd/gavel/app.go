@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/gavelhq/gavel/store/sqlite"
+	"github.com/gavelhq/gavel/store"
 )
 
 // Exit codes, as DESIGN.md section 6 fixes them.
@@ -210,8 +210,8 @@ Exit codes: 0 done, 1 failed, 2 usage, 3 stopped with pending model calls.`,
 }
 
 // openStore opens the store named by --db.
-func (a *app) openStore(ctx context.Context) (*sqlite.DB, error) {
-	return sqlite.Open(ctx, a.dbPath)
+func (a *app) openStore(ctx context.Context) (store.Store, error) {
+	return store.Open(ctx, a.dbPath)
 }
 
 // writeJSON prints v as indented JSON on stdout.

@@ -17,12 +17,12 @@ import (
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/refine"
 	"github.com/gavelhq/gavel/report"
-	"github.com/gavelhq/gavel/store/sqlite"
+	"github.com/gavelhq/gavel/store"
 	"github.com/gavelhq/gavel/teacher"
 )
 
 // loadParts reads a split's three parts.
-func loadParts(ctx context.Context, db *sqlite.DB, name string, exclude []string) (refine.Data, error) {
+func loadParts(ctx context.Context, db store.Store, name string, exclude []string) (refine.Data, error) {
 	if name == "" {
 		return refine.Data{}, usagef("--split NAME is needed (make one with 'gavel split NAME')")
 	}
@@ -157,7 +157,7 @@ A killed run resumes from the cache; --offline stops at each stage boundary.`,
 }
 
 // calibrationRun calibrates one spec, with progress on stderr.
-func (a *app) calibrationRun(ctx context.Context, svc *llm.Service, db *sqlite.DB, s *judge.Spec, data refine.Data, split, model, teacherModel, editorModel string, maxIter, maxChars, concurrency int, boot metrics.BootstrapOptions) (*refine.Result, error) {
+func (a *app) calibrationRun(ctx context.Context, svc *llm.Service, db store.Store, s *judge.Spec, data refine.Data, split, model, teacherModel, editorModel string, maxIter, maxChars, concurrency int, boot metrics.BootstrapOptions) (*refine.Result, error) {
 	prog := map[string]*progress{}
 	res, err := refine.Calibrate(ctx, svc, db, data, refine.Config{
 		Judge: s, Model: model, TeacherModel: teacherModel, EditorModel: editorModel, MaxIter: maxIter,

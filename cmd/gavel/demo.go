@@ -17,6 +17,7 @@ import (
 	"github.com/gavelhq/gavel/refine"
 	"github.com/gavelhq/gavel/report"
 	"github.com/gavelhq/gavel/sim"
+	"github.com/gavelhq/gavel/store"
 	"github.com/gavelhq/gavel/store/sqlite"
 )
 
@@ -167,7 +168,7 @@ func writeJSONTo(w io.Writer, v any) error {
 	return a.writeJSON(v)
 }
 
-func (a *app) runDemo(ctx context.Context, db *sqlite.DB, out string, n int, seed uint64, resamples int) (*demoSummary, error) {
+func (a *app) runDemo(ctx context.Context, db store.Store, out string, n int, seed uint64, resamples int) (*demoSummary, error) {
 	step := func(format string, args ...any) { fmt.Fprintf(a.stderr, "[simulated] demo: "+format+"\n", args...) }
 	step("generating %d synthetic records (seed %d)", n, seed)
 	rs, err := sim.Records(sim.WorldOptions{N: n, Seed: seed})

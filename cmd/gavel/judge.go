@@ -16,7 +16,7 @@ import (
 	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/report"
-	"github.com/gavelhq/gavel/store/sqlite"
+	"github.com/gavelhq/gavel/store"
 )
 
 // judgeFlags are shared by judge and eval.
@@ -62,7 +62,7 @@ func (f *judgeFlags) loadJudge(name string) (*judge.Spec, error) {
 }
 
 // loadRecords reads the records of a split part.
-func loadRecords(ctx context.Context, db *sqlite.DB, ref string, exclude []string) ([]*record.Record, error) {
+func loadRecords(ctx context.Context, db store.Store, ref string, exclude []string) ([]*record.Record, error) {
 	if ref == "" {
 		return nil, usagef("--split NAME:PART is needed (make one with 'gavel split NAME')")
 	}
@@ -96,7 +96,7 @@ func loadRecords(ctx context.Context, db *sqlite.DB, ref string, exclude []strin
 // closes db.
 type judgeSetup struct {
 	spec *judge.Spec
-	db   *sqlite.DB
+	db   store.Store
 	rs   []*record.Record
 	svc  *llm.Service
 }
@@ -155,7 +155,7 @@ func (a *app) setupJudge(ctx context.Context, f *judgeFlags) (*judgeSetup, error
 // judgeRecords runs a judge over records through the service, stores its
 // prompt version and verdicts, and returns the verdicts by record. Pending
 // requests stop the command after every record has been tried (exit 3).
-func (a *app) judgeRecords(ctx context.Context, db *sqlite.DB, svc *llm.Service, s *judge.Spec, model string, rs []*record.Record, concurrency int) (map[string]judge.Verdict, error) {
+func (a *app) judgeRecords(ctx context.Context, db store.Store, svc *llm.Service, s *judge.Spec, model string, rs []*record.Record, concurrency int) (map[string]judge.Verdict, error) {
 	if err := db.SavePrompt(ctx, judge.VersionOf(s)); err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/gavelhq/gavel/llm/anthropic"
 	"github.com/gavelhq/gavel/llm/openai"
 	"github.com/gavelhq/gavel/sim"
-	"github.com/gavelhq/gavel/store/sqlite"
+	"github.com/gavelhq/gavel/store"
 )
 
 // registry lists the model providers gavel knows.
@@ -83,7 +83,7 @@ func (m *modelFlags) checkRecords(rs []*record.Record, also ...string) error {
 }
 
 // service builds the model service over the store's cache.
-func (m *modelFlags) service(db *sqlite.DB, reg *llm.Registry) (*llm.Service, error) {
+func (m *modelFlags) service(db store.Store, reg *llm.Registry) (*llm.Service, error) {
 	if strings.TrimSpace(m.model) == "" {
 		return nil, errNoModel
 	}

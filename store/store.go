@@ -1,0 +1,35 @@
+package store
+
+import (
+	"context"
+	"strings"
+
+	"github.com/gavelhq/gavel/acr"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/server"
+	"github.com/gavelhq/gavel/store/sqlite"
+)
+
+// Store is everything gavel keeps: records and splits, prompt versions,
+// verdicts and teacher decisions, calibrations, the service's tables, the
+// model cache and the execution cache.
+type Store interface {
+	server.Store
+	Cache() llm.Cache
+	Executions() acr.ExecCache
+	Close() error
+}
+
+var _ Store = (*sqlite.DB)(nil)
+
+// Open opens the store a --db value names: a postgres:// or postgresql://
+// URL for a team's PostgreSQL database, else the path of a SQLite file.
+func Open(ctx context.Context, dsn string) (Store, error) {
+	return sqlite.Open(ctx, dsn)
+}
+
+// IsURL reports whether a --db value names a database server rather than
+// a file.
+func IsURL(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
