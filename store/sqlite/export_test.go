@@ -10,11 +10,14 @@ func SetBusyTimeout(d time.Duration) time.Duration {
 	return old
 }
 
-// SetImportMemoryLimit sets how many bytes of records an import holds in
-// memory before it stages them, so that tests can take both ways; it
-// returns the previous value.
+// SetImportMemoryLimit sets how many bytes of records the imports of
+// stores opened from now on hold in memory before they stage them, so
+// that tests can take both ways; it returns the previous value.
 func SetImportMemoryLimit(n int) int {
-	old := memoryLimit
-	memoryLimit = n
+	old := 64 << 20
+	if importMemoryLimit != nil {
+		old = *importMemoryLimit
+	}
+	importMemoryLimit = &n
 	return old
 }

@@ -1,4 +1,4 @@
-package sqlite
+package sqldb
 
 import (
 	"context"
@@ -11,13 +11,11 @@ import (
 	"github.com/gavelhq/gavel/record"
 )
 
-// An import holds its records in memory up to memoryLimit bytes of bodies
-// and moves them into records from there; beyond it, it stages them in a
-// temporary table stagingBatch records at a time, so that the memory an
-// import takes is bounded whatever its size.
+// An import holds its records in memory up to DB.ImportMemoryLimit bytes
+// of bodies and moves them into records from there; beyond it, it stages
+// them in a temporary table stagingBatch records at a time, so that the
+// memory an import takes is bounded whatever its size.
 const stagingBatch = 2000
-
-var memoryLimit = 64 << 20
 
 // Import implements record.Store. fn's records are checked against the
 // store and held in memory or, for a large import, staged in a temporary
@@ -32,21 +30,12 @@ func (db *DB) Import(ctx context.Context, fn func(record.Writer) error) error {
 		return err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `CREATE TEMP TABLE import_staging (
-		seq          INTEGER PRIMARY KEY,
-		id           TEXT    NOT NULL UNIQUE,
-		content_hash TEXT    NOT NULL,
-		body         TEXT    NOT NULL,
-		label        TEXT    NOT NULL,
-		status       TEXT    NOT NULL,
-		source       TEXT    NOT NULL,
-		grp          TEXT    NOT NULL,
-		at_unix_ns   INTEGER)`); err != nil {
+	if _, err := conn.ExecContext(ctx, db.dialect.Staging); err != nil {
 		return fmt.Errorf("import: staging table: %w", err)
 	}
 	// The connection goes back to the pool: leave no table behind.
-	defer conn.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS temp.import_staging`)
-	get, err := conn.PrepareContext(ctx, `SELECT body FROM main.records WHERE id = ?`)
+	defer conn.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS `+db.staging())
+	get, err := conn.PrepareContext(ctx, `SELECT body FROM main.records WHERE id = $1`)
 	if err != nil {
 		return err
 	}
@@ -107,7 +96,7 @@ type recordWriter struct {
 	staged map[string]string
 	batch  []stagedRow
 	// held is the size of the bodies in batch; spilled says that the
-	// import outgrew memoryLimit and stages its records.
+	// import outgrew ImportMemoryLimit and stages its records.
 	held    int
 	spilled bool
 }
@@ -151,7 +140,7 @@ func (w *recordWriter) Put(ctx context.Context, r *record.Record) (record.PutRes
 	w.batch = append(w.batch, stagedRow{r.ID, hash, string(body), string(r.Outcome.Label),
 		string(r.Outcome.Status), string(r.Outcome.Source), r.Group, at})
 	w.held += len(body)
-	if w.held > memoryLimit {
+	if w.held > w.db.ImportMemoryLimit {
 		w.spilled = true
 	}
 	if w.spilled && len(w.batch) >= stagingBatch {
@@ -179,7 +168,7 @@ func (w *recordWriter) stagedBody(ctx context.Context, id string) (string, error
 		}
 	}
 	var body string
-	err := w.conn.QueryRowContext(ctx, `SELECT body FROM temp.import_staging WHERE id = ?`, id).Scan(&body)
+	err := w.conn.QueryRowContext(ctx, `SELECT body FROM `+w.db.staging()+` WHERE id = $1`, id).Scan(&body)
 	return body, err
 }
 
@@ -187,7 +176,7 @@ func (w *recordWriter) stagedBody(ctx context.Context, id string) (string, error
 // temporary, so this takes no lock on the store.
 func (w *recordWriter) flush(ctx context.Context) error {
 	err := insertRows(w.batch, nil, func(q string, args []any) (int64, error) {
-		_, err := w.conn.ExecContext(ctx, `INSERT INTO temp.import_staging
+		_, err := w.conn.ExecContext(ctx, `INSERT INTO `+w.db.staging()+`
 			(id, content_hash, body, label, status, source, grp, at_unix_ns) VALUES `+q, args...)
 		return 0, err
 	})
@@ -203,8 +192,8 @@ func (w *recordWriter) flush(ctx context.Context) error {
 func (w *recordWriter) moveFromMemory(ctx context.Context, tx *sql.Tx) error {
 	var inserted int64
 	err := insertRows(w.batch, []any{w.db.timestamp()}, func(q string, args []any) (int64, error) {
-		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO main.records
-			(id, content_hash, body, label, status, source, grp, at_unix_ns, imported_at) VALUES `+q, args...)
+		res, err := tx.ExecContext(ctx, `INSERT INTO records
+			(id, content_hash, body, label, status, source, grp, at_unix_ns, imported_at) VALUES `+q+` ON CONFLICT (id) DO NOTHING`, args...)
 		if err != nil {
 			return 0, err
 		}
@@ -226,15 +215,21 @@ func (w *recordWriter) moveFromMemory(ctx context.Context, tx *sql.Tx) error {
 // followed by extra.
 func insertRows(rows []stagedRow, extra []any, exec func(values string, args []any) (int64, error)) error {
 	const perStmt = 50
-	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", 8+len(extra)), ", ") + ")"
+	width := 8 + len(extra)
 	for start := 0; start < len(rows); start += perStmt {
 		part := rows[start:min(start+perStmt, len(rows))]
-		args := make([]any, 0, (8+len(extra))*len(part))
-		for _, b := range part {
+		args := make([]any, 0, width*len(part))
+		tuples := make([]string, len(part))
+		for i, b := range part {
 			args = append(args, b.id, b.hash, b.body, b.label, b.status, b.source, b.grp, b.at)
 			args = append(args, extra...)
+			ps := make([]string, width)
+			for j := range ps {
+				ps[j] = fmt.Sprintf("$%d", i*width+j+1)
+			}
+			tuples[i] = "(" + strings.Join(ps, ", ") + ")"
 		}
-		values := strings.TrimSuffix(strings.Repeat(tuple+", ", len(part)), ", ")
+		values := strings.Join(tuples, ", ")
 		if _, err := exec(values, args); err != nil {
 			return fmt.Errorf("records %q to %q: %w", part[0].id, part[len(part)-1].id, err)
 		}
@@ -249,10 +244,10 @@ func (w *recordWriter) move(ctx context.Context, tx *sql.Tx) error {
 	// Insert what is new; a record another command imported meanwhile
 	// (the same id) is skipped here and checked below, which is needed
 	// only when something was skipped.
-	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO main.records
+	res, err := tx.ExecContext(ctx, `INSERT INTO records
 		(id, content_hash, body, label, status, source, grp, at_unix_ns, imported_at)
-		SELECT s.id, s.content_hash, s.body, s.label, s.status, s.source, s.grp, s.at_unix_ns, ?
-		FROM temp.import_staging s ORDER BY s.seq`, w.db.timestamp())
+		SELECT s.id, s.content_hash, s.body, s.label, s.status, s.source, s.grp, s.at_unix_ns, $1
+		FROM `+w.db.staging()+` s WHERE true ORDER BY s.seq ON CONFLICT (id) DO NOTHING`, w.db.timestamp())
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
@@ -264,7 +259,7 @@ func (w *recordWriter) move(ctx context.Context, tx *sql.Tx) error {
 		return nil
 	}
 	var id, stored, body string
-	err = tx.QueryRowContext(ctx, `SELECT s.id, r.body, s.body FROM temp.import_staging s JOIN main.records r ON r.id = s.id
+	err = tx.QueryRowContext(ctx, `SELECT s.id, r.body, s.body FROM `+w.db.staging()+` s JOIN records r ON r.id = s.id
 		WHERE r.body != s.body LIMIT 1`).Scan(&id, &stored, &body)
 	switch {
 	case err == nil:
@@ -279,7 +274,7 @@ func (w *recordWriter) move(ctx context.Context, tx *sql.Tx) error {
 	// Everything staged must now be in records, word for word: nothing
 	// may have been skipped for another reason.
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM temp.import_staging s JOIN main.records r ON r.id = s.id AND r.body = s.body`).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+w.db.staging()+` s JOIN records r ON r.id = s.id AND r.body = s.body`).Scan(&n); err != nil {
 		return err
 	}
 	if n != len(w.staged) {
@@ -292,16 +287,19 @@ func (w *recordWriter) move(ctx context.Context, tx *sql.Tx) error {
 func (db *DB) Records(ctx context.Context, f record.Filter, fn func(*record.Record) error) error {
 	var where []string
 	var args []any
+	// arg adds an argument and returns its placeholder.
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
 	from := `records r`
 	if f.Split != "" {
 		if err := db.splitExists(ctx, f.Split); err != nil {
 			return err
 		}
-		from += ` JOIN split_members m ON m.record_id = r.id AND m.split = ?`
-		args = append(args, f.Split)
+		from += ` JOIN split_members m ON m.record_id = r.id AND m.split = ` + arg(f.Split)
 		if f.Part != "" {
-			from += ` AND m.part = ?`
-			args = append(args, string(f.Part))
+			from += ` AND m.part = ` + arg(string(f.Part))
 		}
 	}
 	in := func(col string, vals []string, not bool) {
@@ -312,18 +310,18 @@ func (db *DB) Records(ctx context.Context, f record.Filter, fn func(*record.Reco
 		if not {
 			op = "NOT IN"
 		}
-		where = append(where, fmt.Sprintf("r.%s %s (%s)", col, op, strings.TrimSuffix(strings.Repeat("?,", len(vals)), ",")))
-		for _, v := range vals {
-			args = append(args, v)
+		ps := make([]string, len(vals))
+		for i, v := range vals {
+			ps[i] = arg(v)
 		}
+		where = append(where, fmt.Sprintf("r.%s %s (%s)", col, op, strings.Join(ps, ", ")))
 	}
 	in("id", f.IDs, false)
 	in("label", strs(f.Labels), false)
 	in("status", strs(f.Statuses), false)
 	in("status", strs(f.ExcludeStatus), true)
 	if f.Group != "" {
-		where = append(where, "r.grp = ?")
-		args = append(args, f.Group)
+		where = append(where, "r.grp = "+arg(f.Group))
 	}
 	q := `SELECT r.body FROM ` + from
 	if len(where) > 0 {
@@ -362,3 +360,6 @@ func strs[T ~string](vs []T) []string {
 	}
 	return out
 }
+
+// staging names an import's staging table.
+func (db *DB) staging() string { return db.dialect.TempSchema + ".import_staging" }

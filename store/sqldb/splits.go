@@ -1,4 +1,4 @@
-package sqlite
+package sqldb
 
 import (
 	"context"
@@ -18,20 +18,20 @@ func (db *DB) SaveSplit(ctx context.Context, s *record.Split, replace bool) erro
 	}
 	return db.inTx(ctx, func(tx *sql.Tx) error {
 		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM splits WHERE name = ?`, s.Spec.Name).Scan(&n); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM splits WHERE name = $1`, s.Spec.Name).Scan(&n); err != nil {
 			return err
 		}
 		if n > 0 && !replace {
 			return fmt.Errorf("split %q already exists (use --replace to make it anew)", s.Spec.Name)
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM splits WHERE name = ?`, s.Spec.Name); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM splits WHERE name = $1`, s.Spec.Name); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO splits (name, spec, created_at) VALUES (?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO splits (name, spec, created_at) VALUES ($1, $2, $3)`,
 			s.Spec.Name, string(spec), db.timestamp()); err != nil {
 			return fmt.Errorf("save split %q: %w", s.Spec.Name, err)
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO split_members (split, record_id, part) VALUES (?, ?, ?)`)
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO split_members (split, record_id, part) VALUES ($1, $2, $3)`)
 		if err != nil {
 			return err
 		}
@@ -47,7 +47,7 @@ func (db *DB) SaveSplit(ctx context.Context, s *record.Split, replace bool) erro
 
 func (db *DB) splitExists(ctx context.Context, name string) error {
 	var n int
-	if err := db.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM splits WHERE name = ?`, name).Scan(&n); err != nil {
+	if err := db.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM splits WHERE name = $1`, name).Scan(&n); err != nil {
 		return fmt.Errorf("read split %q: %w", name, err)
 	}
 	if n == 0 {
@@ -59,7 +59,7 @@ func (db *DB) splitExists(ctx context.Context, name string) error {
 // Split implements record.Store.
 func (db *DB) Split(ctx context.Context, name string) (*record.Split, error) {
 	var spec string
-	err := db.db.QueryRowContext(ctx, `SELECT spec FROM splits WHERE name = ?`, name).Scan(&spec)
+	err := db.db.QueryRowContext(ctx, `SELECT spec FROM splits WHERE name = $1`, name).Scan(&spec)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("split %q: %w (gavel split NAME makes one)", name, record.ErrNotFound)
 	}
@@ -70,7 +70,7 @@ func (db *DB) Split(ctx context.Context, name string) (*record.Split, error) {
 	if err := json.Unmarshal([]byte(spec), &s.Spec); err != nil {
 		return nil, fmt.Errorf("read split %q: %w", name, err)
 	}
-	rows, err := db.db.QueryContext(ctx, `SELECT record_id, part FROM split_members WHERE split = ?`, name)
+	rows, err := db.db.QueryContext(ctx, `SELECT record_id, part FROM split_members WHERE split = $1`, name)
 	if err != nil {
 		return nil, fmt.Errorf("read split %q: %w", name, err)
 	}

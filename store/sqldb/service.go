@@ -1,4 +1,4 @@
-package sqlite
+package sqldb
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func (db *DB) SaveCalibration(ctx context.Context, judgeName, selected, split, m
 	if err != nil {
 		return err
 	}
-	_, err = db.db.ExecContext(ctx, `INSERT INTO calibrations (judge, selected, result, split, model, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+	_, err = db.db.ExecContext(ctx, `INSERT INTO calibrations (judge, selected, result, split, model, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 		judgeName, selected, string(b), split, model, db.timestamp())
 	return err
 }
@@ -37,7 +37,7 @@ func (db *DB) SaveCalibration(ctx context.Context, judgeName, selected, split, m
 // Calibrations implements server.Store.
 func (db *DB) Calibrations(ctx context.Context, judgeName string) ([]server.Calibration, error) {
 	rows, err := db.db.QueryContext(ctx, `SELECT id, judge, selected, split, model, result, created_at FROM calibrations
-		WHERE ? = '' OR judge = ? ORDER BY id`, judgeName, judgeName)
+		WHERE $1 = '' OR judge = $2 ORDER BY id`, judgeName, judgeName)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (db *DB) SaveChange(ctx context.Context, c *server.Change) error {
 	}
 	return db.inTx(ctx, func(tx *sql.Tx) error {
 		var stored string
-		switch err := tx.QueryRowContext(ctx, `SELECT inputs_hash FROM changes WHERE id = ?`, c.ID).Scan(&stored); {
+		switch err := tx.QueryRowContext(ctx, `SELECT inputs_hash FROM changes WHERE id = $1`, c.ID).Scan(&stored); {
 		case err == nil:
 			if stored != hash {
 				return fmt.Errorf("change %q: %w (its task, candidate, reference, context or group differ from the first time it was judged)", c.ID, record.ErrConflict)
@@ -97,7 +97,7 @@ func (db *DB) SaveChange(ctx context.Context, c *server.Change) error {
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO changes (id, inputs, inputs_hash, grp, created_at) VALUES (?, ?, ?, ?, ?)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO changes (id, inputs, inputs_hash, grp, created_at) VALUES ($1, $2, $3, $4, $5)`,
 			c.ID, string(body), hash, c.Group, db.timestamp())
 		return err
 	})
@@ -107,7 +107,7 @@ func (db *DB) SaveChange(ctx context.Context, c *server.Change) error {
 func (db *DB) Change(ctx context.Context, id string) (*server.Change, error) {
 	var inputs, at string
 	c := &server.Change{ID: id}
-	err := db.db.QueryRowContext(ctx, `SELECT inputs, grp, created_at FROM changes WHERE id = ?`, id).Scan(&inputs, &c.Group, &at)
+	err := db.db.QueryRowContext(ctx, `SELECT inputs, grp, created_at FROM changes WHERE id = $1`, id).Scan(&inputs, &c.Group, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("change %q: %w", id, record.ErrNotFound)
 	}
@@ -128,7 +128,7 @@ func (db *DB) SaveChangeVerdict(ctx context.Context, judgeName string, v *judge.
 		return err
 	}
 	_, err = db.db.ExecContext(ctx, `INSERT INTO change_verdicts (change_id, judge, prompt, model, outcome, body, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (change_id, prompt, model) DO UPDATE SET outcome = excluded.outcome, body = excluded.body,
 			created_at = excluded.created_at`,
 		v.RecordID, judgeName, v.Prompt, v.Model, string(v.Outcome), string(body), db.timestamp())
@@ -141,7 +141,7 @@ func (db *DB) SaveChangeVerdict(ctx context.Context, judgeName string, v *judge.
 // ChangeVerdict implements server.Store.
 func (db *DB) ChangeVerdict(ctx context.Context, changeID, prompt, model string) (*judge.Verdict, error) {
 	var body string
-	err := db.db.QueryRowContext(ctx, `SELECT body FROM change_verdicts WHERE change_id = ? AND prompt = ? AND model = ?`,
+	err := db.db.QueryRowContext(ctx, `SELECT body FROM change_verdicts WHERE change_id = $1 AND prompt = $2 AND model = $3`,
 		changeID, prompt, model).Scan(&body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -158,13 +158,9 @@ func (db *DB) ChangeVerdict(ctx context.Context, changeID, prompt, model string)
 
 // ChangeVerdicts implements server.Store.
 func (db *DB) ChangeVerdicts(ctx context.Context, f server.VerdictFilter) ([]server.ChangeVerdict, error) {
-	limit := f.Limit
-	if limit <= 0 {
-		limit = -1
-	}
 	rows, err := db.db.QueryContext(ctx, `SELECT judge, body, created_at FROM change_verdicts
-		WHERE (?1 = '' OR judge = ?1) AND (?2 = '' OR prompt = ?2) AND (?3 = '' OR model = ?3) AND (?4 = '' OR change_id = ?4)
-		ORDER BY created_at DESC, change_id LIMIT ?5`, f.Judge, f.Prompt, f.Model, f.ChangeID, limit)
+		WHERE ($1 = '' OR judge = $1) AND ($2 = '' OR prompt = $2) AND ($3 = '' OR model = $3) AND ($4 = '' OR change_id = $4)
+		ORDER BY created_at DESC, change_id`+limitClause(f.Limit), f.Judge, f.Prompt, f.Model, f.ChangeID)
 	if err != nil {
 		return nil, err
 	}
@@ -187,13 +183,9 @@ func (db *DB) ChangeVerdicts(ctx context.Context, f server.VerdictFilter) ([]ser
 
 // JudgedRecords implements server.Store.
 func (db *DB) JudgedRecords(ctx context.Context, f server.VerdictFilter) ([]server.JudgedRecord, error) {
-	limit := f.Limit
-	if limit <= 0 {
-		limit = -1
-	}
 	rows, err := db.db.QueryContext(ctx, `SELECT v.judge, v.body, r.body FROM change_verdicts v JOIN records r ON r.id = v.change_id
-		WHERE (?1 = '' OR v.judge = ?1) AND (?2 = '' OR v.prompt = ?2) AND (?3 = '' OR v.model = ?3) AND (?4 = '' OR v.change_id = ?4)
-		ORDER BY r.at_unix_ns, r.seq LIMIT ?5`, f.Judge, f.Prompt, f.Model, f.ChangeID, limit)
+		WHERE ($1 = '' OR v.judge = $1) AND ($2 = '' OR v.prompt = $2) AND ($3 = '' OR v.model = $3) AND ($4 = '' OR v.change_id = $4)
+		ORDER BY r.at_unix_ns NULLS FIRST, r.seq`+limitClause(f.Limit), f.Judge, f.Prompt, f.Model, f.ChangeID)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +221,7 @@ func (db *DB) Activate(ctx context.Context, a *server.Activation) error {
 	}
 	return db.inTx(ctx, func(tx *sql.Tx) error {
 		var active string
-		err := tx.QueryRowContext(ctx, `SELECT version FROM activations WHERE judge = ? ORDER BY seq DESC LIMIT 1`, a.Judge).Scan(&active)
+		err := tx.QueryRowContext(ctx, `SELECT version FROM activations WHERE judge = $1 ORDER BY seq DESC LIMIT 1`, a.Judge).Scan(&active)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
@@ -237,13 +229,12 @@ func (db *DB) Activate(ctx context.Context, a *server.Activation) error {
 			return fmt.Errorf("judge %s: %w (now %.12s)", a.Judge, server.ErrActiveChanged, active)
 		}
 		now := db.Now().UTC()
-		res, err := tx.ExecContext(ctx, `INSERT INTO activations (judge, version, previous, action, actor, reason, evidence, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, a.Judge, a.Version, a.Previous, a.Action, a.Actor, a.Reason, evidence,
-			now.Format(time.RFC3339Nano))
+		err = tx.QueryRowContext(ctx, `INSERT INTO activations (judge, version, previous, action, actor, reason, evidence, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq`, a.Judge, a.Version, a.Previous, a.Action, a.Actor, a.Reason, evidence,
+			now.Format(time.RFC3339Nano)).Scan(&a.Seq)
 		if err != nil {
 			return fmt.Errorf("activate %.12s: %w", a.Version, err)
 		}
-		a.Seq, _ = res.LastInsertId()
 		a.At = now
 		return nil
 	})
@@ -252,7 +243,7 @@ func (db *DB) Activate(ctx context.Context, a *server.Activation) error {
 // Activations implements server.Store.
 func (db *DB) Activations(ctx context.Context, judgeName string) ([]server.Activation, error) {
 	rows, err := db.db.QueryContext(ctx, `SELECT seq, judge, version, previous, action, actor, reason, COALESCE(evidence, ''), created_at
-		FROM activations WHERE ? = '' OR judge = ? ORDER BY seq`, judgeName, judgeName)
+		FROM activations WHERE $1 = '' OR judge = $2 ORDER BY seq`, judgeName, judgeName)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +270,7 @@ func (db *DB) Activations(ctx context.Context, judgeName string) ([]server.Activ
 // SaveToken implements server.Store.
 func (db *DB) SaveToken(ctx context.Context, t *server.Token) error {
 	t.CreatedAt = db.Now().UTC()
-	_, err := db.db.ExecContext(ctx, `INSERT INTO tokens (id, name, scope, hash, created_at) VALUES (?, ?, ?, ?, ?)`,
+	_, err := db.db.ExecContext(ctx, `INSERT INTO tokens (id, name, scope, hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
 		t.ID, t.Name, t.Scope, t.Hash, t.CreatedAt.Format(time.RFC3339Nano))
 	return err
 }
@@ -301,7 +292,7 @@ func scanToken(scan func(...any) error) (*server.Token, error) {
 
 // Token implements server.Store.
 func (db *DB) Token(ctx context.Context, id string) (*server.Token, error) {
-	t, err := scanToken(db.db.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE id = ?`, id).Scan)
+	t, err := scanToken(db.db.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE id = $1`, id).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("token %q: %w", id, record.ErrNotFound)
 	}
@@ -328,7 +319,7 @@ func (db *DB) Tokens(ctx context.Context) ([]server.Token, error) {
 
 // RevokeToken implements server.Store.
 func (db *DB) RevokeToken(ctx context.Context, id string) error {
-	res, err := db.db.ExecContext(ctx, `UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, db.timestamp(), id)
+	res, err := db.db.ExecContext(ctx, `UPDATE tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2`, db.timestamp(), id)
 	if err != nil {
 		return err
 	}
@@ -341,7 +332,7 @@ func (db *DB) RevokeToken(ctx context.Context, id string) error {
 // SaveReview implements server.Store.
 func (db *DB) SaveReview(ctx context.Context, r *server.Review) error {
 	r.At = db.Now().UTC()
-	_, err := db.db.ExecContext(ctx, `INSERT INTO reviews (change_id, reviewer, verdict, note, created_at) VALUES (?, ?, ?, ?, ?)
+	_, err := db.db.ExecContext(ctx, `INSERT INTO reviews (change_id, reviewer, verdict, note, created_at) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (change_id, reviewer) DO UPDATE SET verdict = excluded.verdict, note = excluded.note, created_at = excluded.created_at`,
 		r.ChangeID, r.Reviewer, string(r.Verdict), r.Note, r.At.Format(time.RFC3339Nano))
 	return err
@@ -365,4 +356,12 @@ func (db *DB) Reviews(ctx context.Context) ([]server.Review, error) {
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// limitClause is " LIMIT n", or nothing for n <= 0.
+func limitClause(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" LIMIT %d", n)
 }

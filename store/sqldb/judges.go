@@ -1,4 +1,4 @@
-package sqlite
+package sqldb
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func (db *DB) SavePrompt(ctx context.Context, p *judge.PromptVersion) error {
 	// A version is stored once; what calibration learns about it later
 	// (lineage, edits, metrics) is added without erasing what is known.
 	_, err = db.db.ExecContext(ctx, `INSERT INTO prompt_versions (hash, judge, kind, spec, parent, iteration, note, edits, metrics, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		ON CONFLICT (hash) DO UPDATE SET
 			parent = COALESCE(excluded.parent, parent),
 			iteration = CASE WHEN excluded.iteration > 0 THEN excluded.iteration ELSE iteration END,
@@ -73,7 +73,7 @@ func (db *DB) Prompt(ctx context.Context, hash string) (*judge.PromptVersion, er
 	if len(hash) < 4 {
 		return nil, fmt.Errorf("prompt version %q: give at least four characters of its hash", hash)
 	}
-	rows, err := db.db.QueryContext(ctx, `SELECT `+promptColumns+` FROM prompt_versions WHERE hash LIKE ? || '%' LIMIT 2`, hash)
+	rows, err := db.db.QueryContext(ctx, `SELECT `+promptColumns+` FROM prompt_versions WHERE hash LIKE $1 || '%' LIMIT 2`, hash)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func (db *DB) Prompt(ctx context.Context, hash string) (*judge.PromptVersion, er
 // Prompts lists stored prompt versions, of one judge or all, oldest first.
 func (db *DB) Prompts(ctx context.Context, judgeName string) ([]*judge.PromptVersion, error) {
 	rows, err := db.db.QueryContext(ctx, `SELECT `+promptColumns+` FROM prompt_versions
-		WHERE ? = '' OR judge = ? ORDER BY created_at, iteration, hash`, judgeName, judgeName)
+		WHERE $1 = '' OR judge = $2 ORDER BY created_at, iteration, hash`, judgeName, judgeName)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func (db *DB) SaveVerdicts(ctx context.Context, vs []judge.Verdict) error {
 	return db.inTx(ctx, func(tx *sql.Tx) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO verdicts
 			(record_id, prompt, model, outcome, score, body, request_key, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 			ON CONFLICT (record_id, prompt, model) DO UPDATE SET outcome = excluded.outcome,
 				score = excluded.score, body = excluded.body, request_key = excluded.request_key,
 				created_at = excluded.created_at`)
@@ -143,7 +143,7 @@ func (db *DB) SaveVerdicts(ctx context.Context, vs []judge.Verdict) error {
 
 // Verdicts implements judge.Store.
 func (db *DB) Verdicts(ctx context.Context, prompt, model string) (map[string]judge.Verdict, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT body FROM verdicts WHERE prompt = ? AND model = ?`, prompt, model)
+	rows, err := db.db.QueryContext(ctx, `SELECT body FROM verdicts WHERE prompt = $1 AND model = $2`, prompt, model)
 	if err != nil {
 		return nil, fmt.Errorf("read verdicts: %w", err)
 	}
@@ -167,7 +167,7 @@ func (db *DB) Verdicts(ctx context.Context, prompt, model string) (map[string]ju
 func (db *DB) SaveDecisions(ctx context.Context, ds []teacher.Decision) error {
 	return db.inTx(ctx, func(tx *sql.Tx) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO teacher_decisions (record_id, prompt, model, action, label, body, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)
 			ON CONFLICT (record_id, prompt, model) DO UPDATE SET action = excluded.action, label = excluded.label,
 				body = excluded.body, created_at = excluded.created_at`)
 		if err != nil {

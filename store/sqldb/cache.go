@@ -1,4 +1,4 @@
-package sqlite
+package sqldb
 
 import (
 	"context"
@@ -25,7 +25,7 @@ func (c *cache) Get(ctx context.Context, key string) (*llm.Entry, error) {
 	var resp sql.NullString
 	var created string
 	err := c.db.QueryRowContext(ctx, `SELECT key, provider, model, request, response, created_at
-		FROM llm_cache WHERE key = ?`, key).Scan(&e.Key, &e.Provider, &e.Model, &req, &resp, &created)
+		FROM llm_cache WHERE key = $1`, key).Scan(&e.Key, &e.Provider, &e.Model, &req, &resp, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -65,10 +65,10 @@ func (c *cache) Put(ctx context.Context, e *llm.Entry) error {
 	now := (*DB)(c).timestamp()
 	r := e.Response
 	// An answer was paid for: wait out any lock rather than lose it.
-	err = retryBusy(ctx, func() error {
+	err = (*DB)(c).retryBusy(ctx, func() error {
 		_, err := c.db.ExecContext(ctx, `INSERT INTO llm_cache
 		(key, provider, model, request, response, input_tokens, output_tokens, cached_tokens, cost_usd, latency_ms, created_at, answered_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (key) DO UPDATE SET response = excluded.response,
 			input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
 			cached_tokens = excluded.cached_tokens, cost_usd = excluded.cost_usd,
@@ -84,7 +84,7 @@ func (c *cache) Put(ctx context.Context, e *llm.Entry) error {
 }
 
 func (c *cache) RecordHit(ctx context.Context, key string) error {
-	_, err := c.db.ExecContext(ctx, `UPDATE llm_cache SET hits = hits + 1 WHERE key = ?`, key)
+	_, err := c.db.ExecContext(ctx, `UPDATE llm_cache SET hits = hits + 1 WHERE key = $1`, key)
 	return err
 }
 
@@ -94,7 +94,7 @@ func (c *cache) AddPending(ctx context.Context, e *llm.Entry) error {
 		return err
 	}
 	_, err = c.db.ExecContext(ctx, `INSERT INTO llm_cache (key, provider, model, request, created_at)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING`,
 		e.Key, e.Provider, e.Model, string(req), (*DB)(c).timestamp())
 	if err != nil {
 		return fmt.Errorf("store pending request %.12s: %w", e.Key, err)

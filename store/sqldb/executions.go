@@ -1,4 +1,4 @@
-package sqlite
+package sqldb
 
 import (
 	"context"
@@ -18,7 +18,7 @@ type execCache DB
 
 func (c *execCache) GetExecution(ctx context.Context, key string) (*acr.Execution, error) {
 	var raw string
-	err := c.db.QueryRowContext(ctx, `SELECT result FROM executions WHERE key = ?`, key).Scan(&raw)
+	err := c.db.QueryRowContext(ctx, `SELECT result FROM executions WHERE key = $1`, key).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -37,7 +37,7 @@ func (c *execCache) PutExecution(ctx context.Context, key string, e *acr.Executi
 	if err != nil {
 		return err
 	}
-	_, err = c.db.ExecContext(ctx, `INSERT INTO executions (key, result, created_at) VALUES (?, ?, ?)
+	_, err = c.db.ExecContext(ctx, `INSERT INTO executions (key, result, created_at) VALUES ($1, $2, $3)
 		ON CONFLICT (key) DO UPDATE SET result = excluded.result, created_at = excluded.created_at`,
 		key, string(b), time.Now().UTC().Format(time.RFC3339Nano))
 	if err != nil {
