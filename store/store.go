@@ -7,6 +7,8 @@ import (
 	"github.com/gavelhq/gavel/acr"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/server"
+	"github.com/gavelhq/gavel/store/postgres"
+	"github.com/gavelhq/gavel/store/sqldb"
 	"github.com/gavelhq/gavel/store/sqlite"
 )
 
@@ -20,11 +22,14 @@ type Store interface {
 	Close() error
 }
 
-var _ Store = (*sqlite.DB)(nil)
+var _ Store = (*sqldb.DB)(nil)
 
 // Open opens the store a --db value names: a postgres:// or postgresql://
 // URL for a team's PostgreSQL database, else the path of a SQLite file.
 func Open(ctx context.Context, dsn string) (Store, error) {
+	if IsURL(dsn) {
+		return postgres.Open(ctx, dsn)
+	}
 	return sqlite.Open(ctx, dsn)
 }
 

@@ -35,11 +35,11 @@ func (db *DB) SavePrompt(ctx context.Context, p *judge.PromptVersion) error {
 	_, err = db.db.ExecContext(ctx, `INSERT INTO prompt_versions (hash, judge, kind, spec, parent, iteration, note, edits, metrics, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		ON CONFLICT (hash) DO UPDATE SET
-			parent = COALESCE(excluded.parent, parent),
-			iteration = CASE WHEN excluded.iteration > 0 THEN excluded.iteration ELSE iteration END,
-			note = CASE WHEN excluded.note != '' THEN excluded.note ELSE note END,
-			edits = COALESCE(excluded.edits, edits),
-			metrics = COALESCE(excluded.metrics, metrics)`,
+			parent = COALESCE(excluded.parent, prompt_versions.parent),
+			iteration = CASE WHEN excluded.iteration > 0 THEN excluded.iteration ELSE prompt_versions.iteration END,
+			note = CASE WHEN excluded.note != '' THEN excluded.note ELSE prompt_versions.note END,
+			edits = COALESCE(excluded.edits, prompt_versions.edits),
+			metrics = COALESCE(excluded.metrics, prompt_versions.metrics)`,
 		p.Hash, p.Judge, string(p.Spec.Kind), string(spec), parent, p.Iteration, p.Note, edits, metrics, db.timestamp())
 	if err != nil {
 		return fmt.Errorf("save prompt version %.12s: %w", p.Hash, err)

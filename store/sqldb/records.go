@@ -35,18 +35,21 @@ func (db *DB) Import(ctx context.Context, fn func(record.Writer) error) error {
 	}
 	// The connection goes back to the pool: leave no table behind.
 	defer conn.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS `+db.staging())
-	get, err := conn.PrepareContext(ctx, `SELECT body FROM main.records WHERE id = $1`)
+	get, err := conn.PrepareContext(ctx, `SELECT body FROM records WHERE id = $1`)
 	if err != nil {
 		return err
 	}
 	defer get.Close()
 	w := &recordWriter{db: db, conn: conn, get: get, staged: map[string]string{}}
 	err = fn(w)
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err == nil && w.spilled {
 		err = w.flush(ctx)
 	}
-	if err == nil {
-		err = ctx.Err()
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err() // a driver may report a cancelled statement otherwise
 	}
 	if err != nil {
 		return err

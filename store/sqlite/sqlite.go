@@ -31,9 +31,14 @@ type DB = sqldb.DB
 // not be lost (cache answers) wait again and again.
 var busyTimeout = 10 * time.Second
 
-// importMemoryLimit, when set, replaces the default of DB.ImportMemoryLimit
-// (tests take both ways of an import with it).
-var importMemoryLimit *int
+// SetBusyTimeout sets how long one statement of stores opened from now on
+// waits for a lock, for tests that provoke contention; it returns the
+// previous value.
+func SetBusyTimeout(d time.Duration) time.Duration {
+	old := busyTimeout
+	busyTimeout = d
+	return old
+}
 
 // isBusy reports whether an error is SQLite's "database is locked".
 func isBusy(err error) bool {
@@ -95,9 +100,6 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err != nil {
 		sqldbh.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
-	}
-	if importMemoryLimit != nil {
-		db.ImportMemoryLimit = *importMemoryLimit
 	}
 	return db, nil
 }

@@ -1,32 +1,17 @@
-package sqlite_test
+package store_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gavelhq/gavel/acr"
 	"github.com/gavelhq/gavel/record"
-	"github.com/gavelhq/gavel/store/sqlite"
+	"github.com/gavelhq/gavel/store/sqldb"
 
-	_ "modernc.org/sqlite"
 )
-
-// MustOpenDB opens a new store in a temporary folder, closed when the test
-// ends.
-func MustOpenDB(tb testing.TB) *sqlite.DB {
-	tb.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "gavel.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	return db
-}
 
 func rec(id string, status record.Status, group string) *record.Record {
 	r := &record.Record{ID: id, Task: "task " + id, Candidate: "patch " + id, Group: group,
@@ -37,7 +22,7 @@ func rec(id string, status record.Status, group string) *record.Record {
 	return r
 }
 
-func put(ctx context.Context, db *sqlite.DB, rs ...*record.Record) error {
+func put(ctx context.Context, db *sqldb.DB, rs ...*record.Record) error {
 	return db.Import(ctx, func(w record.Writer) error {
 		for _, r := range rs {
 			if _, err := w.Put(ctx, r); err != nil {
@@ -48,7 +33,7 @@ func put(ctx context.Context, db *sqlite.DB, rs ...*record.Record) error {
 	})
 }
 
-func ids(t *testing.T, db *sqlite.DB, f record.Filter) string {
+func ids(t *testing.T, db *sqldb.DB, f record.Filter) string {
 	t.Helper()
 	var out []string
 	if err := db.Records(context.Background(), f, func(r *record.Record) error {
@@ -60,55 +45,46 @@ func ids(t *testing.T, db *sqlite.DB, f record.Filter) string {
 	return strings.Join(out, ",")
 }
 
-func TestMigrateEmptyDatabase(t *testing.T) {
+func testMigrateEmptyDatabase(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "new.db")
-	db, err := sqlite.Open(ctx, path)
+	path := freshStore(t)
+	db, err := openStore(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob("migrations/*.sql")
+	want := map[string]int{"sqlite": 6, "postgres": 1}[db.Dialect()]
 	v, err := db.SchemaVersion(ctx)
-	if err != nil || v != len(files) || v < 2 {
-		t.Fatalf("schema version %d, %v; want %d, one per migration", v, err, len(files))
+	if err != nil || v != want {
+		t.Fatalf("schema version %d, %v; want %d, one per migration", v, err, want)
+	}
+	for _, table := range []string{"records", "splits", "split_members", "migrations", "llm_cache", "prompt_versions",
+		"verdicts", "teacher_decisions", "calibrations", "executions", "changes", "change_verdicts", "activations", "tokens", "reviews"} {
+		var n int
+		if err := db.SQL().QueryRow(`SELECT COUNT(*) FROM ` + table).Scan(&n); err != nil || n < 0 {
+			t.Errorf("table %s: %v", table, err)
+		}
 	}
 	db.Close()
 
 	// Opening again applies nothing and keeps the version.
-	db, err = sqlite.Open(ctx, path)
+	db, err = openStore(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v2, _ := db.SchemaVersion(ctx); v2 != v {
 		t.Fatalf("version changed on reopen: %d -> %d", v, v2)
 	}
-	db.Close()
-
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	var mode string
-	if err := raw.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
-		t.Fatalf("journal_mode = %q, %v; want wal", mode, err)
-	}
-	for _, table := range []string{"records", "splits", "split_members", "migrations", "llm_cache"} {
-		var n int
-		if err := raw.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name=?`, table).Scan(&n); err != nil || n != 1 {
-			t.Errorf("table %s missing", table)
-		}
-	}
 	// A store written by a newer gavel is refused, not silently used.
-	if _, err := raw.Exec(`INSERT INTO migrations (name, applied_at) VALUES ('migrations/9999_future.sql', 'now')`); err != nil {
+	if _, err := db.SQL().Exec(`INSERT INTO migrations (name, applied_at) VALUES ('9999_future.sql', 'now')`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sqlite.Open(ctx, path); err == nil || !strings.Contains(err.Error(), "newer gavel") {
+	db.Close()
+	if _, err := openStore(ctx, path); err == nil || !strings.Contains(err.Error(), "newer gavel") {
 		t.Fatalf("open of a newer store: error = %v", err)
 	}
 }
 
-func TestImportTransaction(t *testing.T) { bothWays(t, importTransaction) }
+func testImportTransaction(t *testing.T) { bothWays(t, importTransaction) }
 
 func importTransaction(t *testing.T) {
 	ctx := context.Background()
@@ -163,7 +139,7 @@ func importTransaction(t *testing.T) {
 	}
 }
 
-func TestRecordsRoundTripAndImmutable(t *testing.T) {
+func testRecordsRoundTripAndImmutable(t *testing.T) {
 	ctx := context.Background()
 	db := MustOpenDB(t)
 	r, err := record.Native{}.Decode([]byte(`{"id":"x","task":"t","candidate":"a < b && c","reference":"r","context":{"log":"FAIL"},"group":"g","outcome":{"status":"abandoned","reason":"superseded","at":"2025-06-01T08:00:00+01:00"},"meta":{"n":1.0}}`))
@@ -187,17 +163,12 @@ func TestRecordsRoundTripAndImmutable(t *testing.T) {
 	if string(got) != string(want) {
 		t.Fatalf("stored record changed:\n%s\n%s", got, want)
 	}
-	raw, err := sql.Open("sqlite", db.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	if _, err := raw.Exec(`UPDATE records SET label = 'pass' WHERE id = 'x'`); err == nil || !strings.Contains(err.Error(), "immutable") {
+	if _, err := db.SQL().Exec(`UPDATE records SET label = 'pass' WHERE id = 'x'`); err == nil || !strings.Contains(err.Error(), "immutable") {
 		t.Fatalf("update of a record: error = %v", err)
 	}
 }
 
-func TestRecordsFilter(t *testing.T) {
+func testRecordsFilter(t *testing.T) {
 	ctx := context.Background()
 	db := MustOpenDB(t)
 	if err := put(ctx, db,
@@ -252,7 +223,7 @@ func TestRecordsFilter(t *testing.T) {
 	}
 }
 
-func TestSplits(t *testing.T) {
+func testSplits(t *testing.T) {
 	ctx := context.Background()
 	db := MustOpenDB(t)
 	var rs []*record.Record
@@ -318,7 +289,7 @@ func TestSplits(t *testing.T) {
 	}
 }
 
-func TestExecutionCache(t *testing.T) {
+func testExecutionCache(t *testing.T) {
 	ctx := context.Background()
 	c := MustOpenDB(t).Executions()
 	if e, err := c.GetExecution(ctx, "k1"); e != nil || err != nil {

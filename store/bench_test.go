@@ -1,4 +1,4 @@
-package sqlite_test
+package store_test
 
 import (
 	"context"
@@ -7,11 +7,10 @@ import (
 	"testing"
 
 	"github.com/gavelhq/gavel/record"
-	"github.com/gavelhq/gavel/store/sqlite"
 )
 
 // BenchmarkImport measures storing records in one transaction, the store's
-// share of `gavel ingest`: 10,000 records of about 2 KB.
+// share of `gavel ingest`: 10,000 records of about 2 KB, on each backend.
 func BenchmarkImport(b *testing.B) {
 	rs := make([]*record.Record, 10_000)
 	for i := range rs {
@@ -23,11 +22,14 @@ func BenchmarkImport(b *testing.B) {
 		}
 		rs[i] = r
 	}
-	b.Run("in memory", func(b *testing.B) { benchImport(b, rs) })
-	b.Run("staged", func(b *testing.B) {
-		defer sqlite.SetImportMemoryLimit(sqlite.SetImportMemoryLimit(0))
-		benchImport(b, rs)
-	})
+	for _, be := range backends(b) {
+		cur = be
+		b.Run(be.name+"/in memory", func(b *testing.B) { benchImport(b, rs) })
+		b.Run(be.name+"/staged", func(b *testing.B) {
+			defer setImportLimit(setImportLimit(0))
+			benchImport(b, rs)
+		})
+	}
 }
 
 func benchImport(b *testing.B, rs []*record.Record) {

