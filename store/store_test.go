@@ -10,7 +10,6 @@ import (
 	"github.com/gavelhq/gavel/acr"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/store/sqldb"
-
 )
 
 func rec(id string, status record.Status, group string) *record.Record {
