@@ -26,6 +26,18 @@ type Cache interface {
 	Stats(ctx context.Context) (*CacheStats, error)
 }
 
+// Claimer is a cache shared by several processes (a team's database) that
+// lets one of them claim a request before sending it, so that the same
+// request is never sent twice: the others wait for its answer.
+type Claimer interface {
+	// Claim takes key for owner until the time given, when no other
+	// owner holds an unexpired claim on it (owner may renew its own); it
+	// reports whether owner now holds it.
+	Claim(ctx context.Context, key, owner string, until time.Time) (bool, error)
+	// Release drops owner's claim on key.
+	Release(ctx context.Context, key, owner string) error
+}
+
 // Entry is a request with its answer (nil while pending).
 type Entry struct {
 	Key string

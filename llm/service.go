@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,6 +78,8 @@ type Service struct {
 	stats     RunStats
 
 	group singleflight.Group
+	// owner names this service in cross-process claims on requests.
+	owner string
 }
 
 var _ Client = (*Service)(nil)
@@ -164,8 +167,9 @@ func NewService(reg *Registry, cache Cache, opt Options) *Service {
 	if seed == 0 {
 		seed = rand.Uint64()
 	}
+	host, _ := os.Hostname()
 	return &Service{reg: reg, cache: cache, opt: opt, providers: map[string]*providerState{},
-		rng: rand.New(rand.NewPCG(seed, 0x6a17))}
+		rng: rand.New(rand.NewPCG(seed, 0x6a17)), owner: fmt.Sprintf("%s/%d/%x", host, os.Getpid(), rand.Uint64())}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -304,6 +308,15 @@ func (s *Service) miss(ctx context.Context, key string, req *Request) (*Response
 	if st.checkErr != nil {
 		return nil, st.checkErr
 	}
+	if cl, ok := s.cache.(Claimer); ok {
+		// Another process sharing the cache may be sending the same
+		// request: take the claim, or wait for its answer.
+		resp, claimed, err := s.claim(ctx, cl, key)
+		if err != nil || resp != nil {
+			return resp, err
+		}
+		defer claimed()
+	}
 	release, err := s.reserve(req)
 	if err != nil {
 		return nil, err
@@ -322,6 +335,75 @@ func (s *Service) miss(ctx context.Context, key string, req *Request) (*Response
 		}
 	}
 	return resp, nil
+}
+
+// ClaimTTL is how long a claim on a request lasts without renewal; the
+// process holding it renews it every third of that while it sends, so a
+// process that dies frees its claims within ClaimTTL.
+var ClaimTTL = time.Minute
+
+// claimPoll bounds the wait between looks for another process's answer.
+const claimPoll = 2 * time.Second
+
+// claim takes the cross-process claim on key, renewing it until done is
+// called; or, while another process holds it, waits for that process's
+// answer and returns it (counted as shared). If the other process dies,
+// its claim expires and this one takes it.
+func (s *Service) claim(ctx context.Context, cl Claimer, key string) (resp *Response, done func(), err error) {
+	wait := 50 * time.Millisecond
+	for {
+		ok, err := cl.Claim(ctx, key, s.owner, time.Now().Add(ClaimTTL))
+		if err != nil {
+			return nil, nil, fmt.Errorf("cache: claim %.12s: %w", key, err)
+		}
+		if ok {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, claimPoll)
+		e, err := s.cache.Get(ctx, key)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cache: %w", err)
+		}
+		if e != nil && e.Response != nil {
+			s.count(func(r *RunStats) { r.Shared++ })
+			r := *e.Response
+			r.Cached = true
+			return &r, nil, nil
+		}
+	}
+	// The answer may have arrived between the cache read and the claim.
+	if e, err := s.cache.Get(ctx, key); err == nil && e != nil && e.Response != nil {
+		cl.Release(context.WithoutCancel(ctx), key, s.owner)
+		s.count(func(r *RunStats) { r.CacheHits++ })
+		r := *e.Response
+		r.Cached = true
+		return &r, nil, nil
+	}
+	stop := make(chan struct{})
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		t := time.NewTicker(ClaimTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				cl.Claim(context.WithoutCancel(ctx), key, s.owner, time.Now().Add(ClaimTTL))
+			}
+		}
+	}()
+	return nil, func() {
+		close(stop)
+		<-renewed
+		cl.Release(context.WithoutCancel(ctx), key, s.owner)
+	}, nil
 }
 
 // answer sends a request, with retries, then checks its schema and asks

@@ -29,6 +29,8 @@ var suite = []struct {
 	{"Splits", testSplits},
 	{"ExecutionCache", testExecutionCache},
 	{"Cache", testCache},
+	{"Claims", testClaims},
+	{"SharedRequestsSentOnce", testSharedRequestsSentOnce},
 	{"ConcurrentOpensOfANewStore", testConcurrentOpensOfANewStore},
 	{"LongImportLosesNoCacheWrite", testLongImportLosesNoCacheWrite},
 	{"ImportMeetsAConcurrentImport", testImportMeetsAConcurrentImport},

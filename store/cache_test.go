@@ -2,10 +2,15 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/llm/llmtest"
+	"github.com/gavelhq/gavel/llm/openai"
 )
 
 func testCache(t *testing.T) {
@@ -59,5 +64,99 @@ func testCache(t *testing.T) {
 	c.AddPending(ctx, &llm.Entry{Key: "k1", Provider: "openai", Model: req.Model, Request: req})
 	if e, _ := c.Get(ctx, "k1"); e.Response == nil {
 		t.Fatal("the answer was lost")
+	}
+}
+
+// Claims on requests: one owner at a time, renewable by its owner, taken
+// over once expired, released only by its owner.
+func testClaims(t *testing.T) {
+	ctx := context.Background()
+	cl := MustOpenDB(t).Cache().(llm.Claimer)
+	later := time.Now().Add(time.Minute)
+	for _, c := range []struct {
+		owner string
+		until time.Time
+		want  bool
+	}{
+		{"a", later, true},
+		{"b", later, false},
+		{"a", later.Add(time.Second), true}, // renewal
+		{"b", later, false},
+	} {
+		if got, err := cl.Claim(ctx, "k", c.owner, c.until); err != nil || got != c.want {
+			t.Fatalf("claim by %s: %v %v, want %v", c.owner, got, err, c.want)
+		}
+	}
+	if err := cl.Release(ctx, "k", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := cl.Claim(ctx, "k", "b", later); got {
+		t.Fatal("b released a's claim")
+	}
+	// a's claim lapses (it renews with a time already past): b takes it.
+	if got, _ := cl.Claim(ctx, "k", "a", time.Now().Add(-time.Second)); !got {
+		t.Fatal("a could not renew")
+	}
+	if got, _ := cl.Claim(ctx, "k", "b", later); !got {
+		t.Fatal("b could not take an expired claim")
+	}
+	if err := cl.Release(ctx, "k", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := cl.Claim(ctx, "k", "a", later); !got {
+		t.Fatal("a could not claim a released key")
+	}
+}
+
+// Two model services sharing one store, as two gavel processes on one
+// database do, asked the same requests at the same time: each distinct
+// request reaches the provider once, and both get its answer.
+func testSharedRequestsSentOnce(t *testing.T) {
+	ctx := context.Background()
+	fake := llmtest.NewOpenAI()
+	defer fake.Close()
+	fake.Latency = 150 * time.Millisecond
+	dsn := freshStore(t)
+	var services []*llm.Service
+	for range 2 {
+		db, err := openStore(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		reg := llm.NewRegistry()
+		reg.Register(openai.Info)
+		services = append(services, llm.NewService(reg, db.Cache(), llm.Options{
+			Providers: map[string]llm.ProviderConfig{"openai": {BaseURL: fake.URL + "/v1", APIKey: "k"}}}))
+	}
+	const distinct = 12
+	answers := make([][]string, 2)
+	var wg sync.WaitGroup
+	for i, svc := range services {
+		answers[i] = make([]string, distinct)
+		for j := range distinct {
+			wg.Go(func() {
+				resp, err := svc.Complete(ctx, &llm.Request{Model: "openai:m",
+					Messages: []llm.Message{{Role: llm.User, Content: fmt.Sprintf("question %d", j)}}})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				answers[i][j] = resp.Text
+			})
+		}
+	}
+	wg.Wait()
+	if fake.Count() != distinct {
+		t.Fatalf("%d calls to the provider for %d distinct requests", fake.Count(), distinct)
+	}
+	for j := range distinct {
+		if answers[0][j] != fmt.Sprintf("echo: question %d", j) || answers[1][j] != answers[0][j] {
+			t.Fatalf("request %d: %q and %q", j, answers[0][j], answers[1][j])
+		}
+	}
+	st := services[0].Stats().Add(services[1].Stats())
+	if st.Sent != distinct || st.Shared+st.CacheHits != distinct {
+		t.Fatalf("stats %+v", st)
 	}
 }

@@ -17,7 +17,37 @@ func (db *DB) Cache() llm.Cache { return (*cache)(db) }
 // cache implements llm.Cache on the llm_cache table.
 type cache DB
 
-var _ llm.Cache = (*cache)(nil)
+var (
+	_ llm.Cache   = (*cache)(nil)
+	_ llm.Claimer = (*cache)(nil)
+)
+
+// Claim implements llm.Claimer: the row is taken when there is none, when
+// it has expired, or when owner holds it already.
+func (c *cache) Claim(ctx context.Context, key, owner string, until time.Time) (bool, error) {
+	var got bool
+	err := (*DB)(c).retryBusy(ctx, func() error {
+		res, err := c.db.ExecContext(ctx, `INSERT INTO llm_claims (key, owner, expires_ns) VALUES ($1, $2, $3)
+			ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_ns = excluded.expires_ns
+			WHERE llm_claims.expires_ns < $4 OR llm_claims.owner = excluded.owner`,
+			key, owner, until.UnixNano(), time.Now().UnixNano())
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		got = n == 1
+		return err
+	})
+	return got, err
+}
+
+// Release implements llm.Claimer.
+func (c *cache) Release(ctx context.Context, key, owner string) error {
+	return (*DB)(c).retryBusy(ctx, func() error {
+		_, err := c.db.ExecContext(ctx, `DELETE FROM llm_claims WHERE key = $1 AND owner = $2`, key, owner)
+		return err
+	})
+}
 
 func (c *cache) Get(ctx context.Context, key string) (*llm.Entry, error) {
 	var e llm.Entry
