@@ -308,7 +308,7 @@ func (s *Service) miss(ctx context.Context, key string, req *Request) (*Response
 	if st.checkErr != nil {
 		return nil, st.checkErr
 	}
-	if cl, ok := s.cache.(Claimer); ok {
+	if cl, ok := s.cache.(Claimer); ok && !st.info.Local {
 		// Another process sharing the cache may be sending the same
 		// request: take the claim, or wait for its answer.
 		resp, claimed, err := s.claim(ctx, cl, key)

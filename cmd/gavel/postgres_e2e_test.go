@@ -1,0 +1,114 @@
+package main_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/gavelhq/gavel/llm/llmtest"
+)
+
+// pgStore names a fresh, empty PostgreSQL store (a schema of its own in
+// the database GAVEL_TEST_POSTGRES names); without one the test is
+// skipped, or fails under CI.
+func pgStore(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("GAVEL_TEST_POSTGRES")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("GAVEL_TEST_POSTGRES is not set: CI must start PostgreSQL (see .ci/run)")
+		}
+		t.Skip("GAVEL_TEST_POSTGRES is not set")
+	}
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	schema := fmt.Sprintf("gavel_e2e_%d_%d", os.Getpid(), rand.Uint32())
+	if _, err := admin.Exec(`CREATE SCHEMA ` + schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if admin, err := sql.Open("pgx", dsn); err == nil {
+			admin.Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
+			admin.Close()
+		}
+	})
+	u, _ := url.Parse(dsn)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Two calibrations of the same judge on the same split, run at once by two
+// processes on one PostgreSQL store: every distinct request reaches the
+// provider once (issue 15; two processes on one store used to send 1,017
+// requests for 592 distinct ones), and both reach the same result.
+func TestTwoCalibrationsShareOnePostgresStore(t *testing.T) {
+	db := pgStore(t)
+	dir := t.TempDir()
+	world := filepath.Join(dir, "world.jsonl")
+	mustGavel(t, db, "sim", "records", "--n", "240", "--seed", "4", "-o", world)
+	mustGavel(t, db, "ingest", world)
+	mustGavel(t, db, "split", "main", "--exclude-status", "draft")
+
+	fake := llmtest.NewOpenAI()
+	defer fake.Close()
+	fake.Latency = 5 * time.Millisecond
+	answer := simAnswer(t)
+	var mu sync.Mutex
+	seen := map[[32]byte]int{}
+	fake.Answer = func(c *llmtest.Call) string {
+		mu.Lock()
+		seen[sha256.Sum256(c.Body)]++
+		mu.Unlock()
+		return answer(c)
+	}
+	args := []string{"--db", db, "calibrate", "--judge", "passfail", "--split", "main", "--model", "openai:judge",
+		"--base-url", fake.URL + "/v1", "--max-iter", "2", "--concurrency", "4", "--resamples", "200", "--json"}
+	outs := make([]bytes.Buffer, 2)
+	errs := make([]bytes.Buffer, 2)
+	var wg sync.WaitGroup
+	runErr := make([]error, 2)
+	for i := range 2 {
+		cmd := exec.Command(gavelBin, args...)
+		cmd.Env = append(os.Environ(), "GAVEL_DB=")
+		cmd.Stdout, cmd.Stderr = &outs[i], &errs[i]
+		wg.Go(func() { runErr[i] = cmd.Run() })
+	}
+	wg.Wait()
+	for i := range 2 {
+		if runErr[i] != nil {
+			t.Fatalf("calibration %d: %v\n%s", i, runErr[i], errs[i].String())
+		}
+	}
+	var a, b calibrateJSON
+	decodeJSON(t, outs[0].String(), &a)
+	decodeJSON(t, outs[1].String(), &b)
+	if len(a.Judges) != 1 || len(b.Judges) != 1 || a.Judges[0].SelectedVersion != b.Judges[0].SelectedVersion {
+		t.Fatalf("the two calibrations differ:\n%s\n%s", outs[0].String(), outs[1].String())
+	}
+	dup := 0
+	for _, n := range seen {
+		if n > 1 {
+			dup += n - 1
+		}
+	}
+	if dup > 0 || fake.Count() != len(seen) || len(seen) < 100 {
+		t.Fatalf("%d calls for %d distinct requests (%d duplicates)", fake.Count(), len(seen), dup)
+	}
+	t.Logf("%d distinct requests, each sent once, for two calibrations", len(seen))
+}
