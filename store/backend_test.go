@@ -36,6 +36,7 @@ var suite = []struct {
 	{"ImportMeetsAConcurrentImport", testImportMeetsAConcurrentImport},
 	{"ServiceTables", testServiceTables},
 	{"JudgesAndVerdicts", testJudgesAndVerdicts},
+	{"Copy", testCopy},
 }
 
 // backend is one implementation under test.

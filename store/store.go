@@ -38,3 +38,19 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 func IsURL(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
+
+// Copy copies the store named from into the new, empty store named to
+// (each a SQLite path or a PostgreSQL URL), all or nothing.
+func Copy(ctx context.Context, from, to string, progress func(table string, rows int)) error {
+	src, err := Open(ctx, from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := Open(ctx, to)
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	return sqldb.Copy(ctx, src.(*sqldb.DB), dst.(*sqldb.DB), progress)
+}

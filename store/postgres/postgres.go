@@ -61,6 +61,11 @@ func Dialect() sqldb.Dialect {
 			at_unix_ns   BIGINT)`,
 		// One process migrates at a time (the key is "gavel" in ASCII).
 		LockMigrations: `SELECT pg_advisory_xact_lock(1734440556)`,
+		AfterCopy: []string{
+			`SELECT setval(pg_get_serial_sequence('records', 'seq'), COALESCE(MAX(seq), 0) + 1, false) FROM records`,
+			`SELECT setval(pg_get_serial_sequence('calibrations', 'id'), COALESCE(MAX(id), 0) + 1, false) FROM calibrations`,
+			`SELECT setval(pg_get_serial_sequence('activations', 'seq'), COALESCE(MAX(seq), 0) + 1, false) FROM activations`,
+		},
 	}
 }
 

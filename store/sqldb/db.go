@@ -36,6 +36,9 @@ type Dialect struct {
 	// LockMigrations, when set, serialises migrations across processes
 	// inside the migration's transaction.
 	LockMigrations string
+	// AfterCopy are statements run after a copy into the store (moving
+	// serial counters past the copied rows).
+	AfterCopy []string
 }
 
 // DB is a gavel store on a SQL database.

@@ -1,0 +1,163 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/server"
+	"github.com/gavelhq/gavel/store/sqldb"
+)
+
+// fill puts a little of everything in a store.
+func fill(t *testing.T, db *sqldb.DB) {
+	t.Helper()
+	ctx := context.Background()
+	if err := put(ctx, db, rec("a", record.StatusPassed, "g"), rec("b", record.StatusAbandoned, "g"), rec("c", record.StatusFailed, "")); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := record.MakeSplit([]record.Member{{ID: "a", Label: record.Pass}, {ID: "b", Label: record.Fail}, {ID: "c", Label: record.Fail}},
+		record.SplitSpec{Name: "s", Train: 0.34, Val: 0.33, Test: 0.33, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveSplit(ctx, sp, false); err != nil {
+		t.Fatal(err)
+	}
+	req := &llm.Request{Model: "openai:m", Messages: []llm.Message{{Role: llm.User, Content: "q"}}}
+	if err := db.Cache().Put(ctx, &llm.Entry{Key: "k", Provider: "openai", Model: "openai:m", Request: req,
+		Response: &llm.Response{Text: "answer", Cost: 0.5}}); err != nil {
+		t.Fatal(err)
+	}
+	// A child version made after its parent but at a lower iteration (a
+	// recalibration starts again from 0).
+	parent, child := spec(t, "\nparent\n"), spec(t, "\nchild\n")
+	parent.Iteration = 3
+	child.Parent, child.Iteration = parent.Hash, 1
+	for _, p := range []*judge.PromptVersion{parent, child} {
+		if err := db.SavePrompt(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := db.SaveVerdicts(ctx, []judge.Verdict{{RecordID: "a", Prompt: child.Hash, Model: "m", Outcome: judge.Pass, Score: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveCalibration(ctx, "passfail", child.Hash, "s", "m", map[string]any{"versions": []any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveChange(ctx, &server.Change{ID: "ch", Task: "t", Candidate: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Activate(ctx, &server.Activation{Judge: "passfail", Version: parent.Hash, Action: "initial", Actor: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveToken(ctx, &server.Token{ID: "0123456789ab", Scope: "admin", Hash: "h"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveReview(ctx, &server.Review{ChangeID: "ch", Reviewer: "r", Verdict: record.Pass}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dump is every copied table's rows as text, for comparing stores.
+func dump(t *testing.T, db *sqldb.DB) string {
+	t.Helper()
+	var out []string
+	for _, table := range []string{"records", "splits", "split_members", "llm_cache", "prompt_versions", "verdicts",
+		"teacher_decisions", "calibrations", "executions", "changes", "change_verdicts", "activations", "tokens", "reviews"} {
+		rows, err := db.SQL().Query(`SELECT * FROM ` + table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		var lines []string
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			var cells []string
+			for i, v := range vals {
+				if b, ok := v.([]byte); ok {
+					v = string(b)
+				}
+				cells = append(cells, fmt.Sprintf("%s=%v", cols[i], v))
+			}
+			sort.Strings(cells) // column order differs between the schemas
+			lines = append(lines, strings.Join(cells, " "))
+		}
+		rows.Close()
+		sort.Strings(lines)
+		out = append(out, table+":\n"+strings.Join(lines, "\n"))
+	}
+	return strings.Join(out, "\n")
+}
+
+// A store copied into a new one holds the same rows; a copy into a store
+// that is not empty is refused; the copy's serial numbers go on after the
+// copied ones.
+func testCopy(t *testing.T) {
+	ctx := context.Background()
+	src := MustOpenDB(t)
+	fill(t, src)
+	dst := MustOpenDB(t)
+	if err := sqldb.Copy(ctx, src, dst, nil); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := dump(t, src), dump(t, dst); a != b {
+		t.Fatalf("the copy differs:\n%s\n----\n%s", a, b)
+	}
+	if err := sqldb.Copy(ctx, src, dst, nil); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Fatalf("copy into a full store: %v", err)
+	}
+	if err := put(ctx, dst, rec("d", record.StatusPassed, "")); err != nil {
+		t.Fatalf("import after a copy: %v", err)
+	}
+	if got := ids(t, dst, record.Filter{}); got != "a,b,c,d" {
+		t.Fatalf("records after the copy and a new import: %s", got)
+	}
+}
+
+// Between the two databases, both ways: SQLite -> PostgreSQL -> SQLite
+// gives back the same rows.
+func TestCopyAcrossDatabases(t *testing.T) {
+	pg, ok := postgresBackend(t)
+	if !ok {
+		t.Skip("no PostgreSQL")
+	}
+	ctx := context.Background()
+	cur = sqliteBackend()
+	src := MustOpenDB(t)
+	fill(t, src)
+	cur = pg
+	mid := MustOpenDB(t)
+	if err := sqldb.Copy(ctx, src, mid, nil); err != nil {
+		t.Fatal(err)
+	}
+	cur = sqliteBackend()
+	back := MustOpenDB(t)
+	var tables []string
+	if err := sqldb.Copy(ctx, mid, back, func(table string, n int) { tables = append(tables, fmt.Sprint(table, "=", n)) }); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := dump(t, src), dump(t, back); a != b {
+		t.Fatalf("SQLite -> PostgreSQL -> SQLite changed the rows:\n%s\n----\n%s", a, b)
+	}
+	if a, b := dump(t, src), dump(t, mid); a != b {
+		t.Fatalf("SQLite -> PostgreSQL changed the rows:\n%s\n----\n%s", a, b)
+	}
+	if !strings.Contains(strings.Join(tables, " "), "records=3") {
+		t.Fatalf("progress %v", tables)
+	}
+}
