@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/llm/llmtest"
+	"github.com/gavelhq/gavel/llm/openai"
 	"github.com/gavelhq/gavel/record"
 )
 
@@ -47,4 +50,43 @@ func benchImport(b *testing.B, rs []*record.Record) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(len(rs)), "records/op")
+}
+
+// BenchmarkCache measures the model layer over each store: a hit (key,
+// cache read, hit count) and a miss against a fake provider answering at
+// once (claim, call, answer stored, claim released).
+func BenchmarkCache(b *testing.B) {
+	ctx := context.Background()
+	fake := llmtest.NewOpenAI()
+	defer fake.Close()
+	for _, be := range backends(b) {
+		cur = be
+		db := MustOpenDB(b)
+		reg := llm.NewRegistry()
+		reg.Register(openai.Info)
+		svc := llm.NewService(reg, db.Cache(), llm.Options{
+			Providers: map[string]llm.ProviderConfig{"openai": {BaseURL: fake.URL + "/v1", APIKey: "k"}}})
+		req := func(i int) *llm.Request {
+			return &llm.Request{Model: "openai:m", Messages: []llm.Message{{Role: llm.User, Content: fmt.Sprint("q", i)}}}
+		}
+		if _, err := svc.Complete(ctx, req(-1)); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(be.name+"/hit", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := svc.Complete(ctx, req(-1)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		n := 0
+		b.Run(be.name+"/miss", func(b *testing.B) {
+			for b.Loop() {
+				n++
+				if _, err := svc.Complete(ctx, req(n)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

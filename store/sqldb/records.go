@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gavelhq/gavel/record"
 )
@@ -222,17 +224,11 @@ func insertRows(rows []stagedRow, extra []any, exec func(values string, args []a
 	for start := 0; start < len(rows); start += perStmt {
 		part := rows[start:min(start+perStmt, len(rows))]
 		args := make([]any, 0, width*len(part))
-		tuples := make([]string, len(part))
-		for i, b := range part {
+		for _, b := range part {
 			args = append(args, b.id, b.hash, b.body, b.label, b.status, b.source, b.grp, b.at)
 			args = append(args, extra...)
-			ps := make([]string, width)
-			for j := range ps {
-				ps[j] = fmt.Sprintf("$%d", i*width+j+1)
-			}
-			tuples[i] = "(" + strings.Join(ps, ", ") + ")"
 		}
-		values := strings.Join(tuples, ", ")
+		values := valuesList(len(part), width)
 		if _, err := exec(values, args); err != nil {
 			return fmt.Errorf("records %q to %q: %w", part[0].id, part[len(part)-1].id, err)
 		}
@@ -366,3 +362,31 @@ func strs[T ~string](vs []T) []string {
 
 // staging names an import's staging table.
 func (db *DB) staging() string { return db.dialect.TempSchema + ".import_staging" }
+
+// valuesList is the VALUES list of n rows of width parameters each,
+// numbered from $1: ($1, $2), ($3, $4), ...
+func valuesList(n, width int) string {
+	key := [2]int{n, width}
+	if v, ok := valuesLists.Load(key); ok {
+		return v.(string)
+	}
+	b := make([]byte, 0, n*width*6)
+	for i := range n {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, '(')
+		for j := range width {
+			if j > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(b, '$')
+			b = strconv.AppendInt(b, int64(i*width+j+1), 10)
+		}
+		b = append(b, ')')
+	}
+	valuesLists.Store(key, string(b))
+	return string(b)
+}
+
+var valuesLists sync.Map // [rows, width] -> VALUES list

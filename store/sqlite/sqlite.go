@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/gavelhq/gavel/store/sqldb"
@@ -88,10 +88,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Set("_txlock", "immediate")
-	sqldbh, err := sql.Open("sqlite", path+"?"+q.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", path, err)
-	}
+	sqldbh := sql.OpenDB(connector{dsn: path + "?" + q.Encode()})
 	// Keep connections open between statements: opening one applies the
 	// pragmas again, which a busy service would do on most requests with
 	// database/sql's default of two idle connections.
