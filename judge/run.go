@@ -132,3 +132,17 @@ func judgeInputWith(ctx context.Context, client llm.Client, s *Spec, version, mo
 	v.RecordID, v.Prompt, v.Model, v.Key = id, version, model, key
 	return &v, nil
 }
+
+// PlanRun adds to a dry run's plan the requests judging records would
+// make, checking which the cache answers.
+func PlanRun(ctx context.Context, plan *llm.Plan, cache llm.Cache, s *Spec, model string, records []*record.Record, stage string) error {
+	reqs := make([]*llm.Request, 0, len(records))
+	for _, r := range records {
+		req, err := s.Request(model, InputOf(r))
+		if err != nil {
+			return fmt.Errorf("record %s: %w", r.ID, err)
+		}
+		reqs = append(reqs, req)
+	}
+	return plan.Exact(ctx, cache, "judge", stage, reqs)
+}

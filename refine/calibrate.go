@@ -48,6 +48,23 @@ type Config struct {
 	Progress func(stage string, done, total int)
 }
 
+// withDefaults fills the zero values of a configuration.
+func (cfg Config) withDefaults() Config {
+	if cfg.MaxIter <= 0 {
+		cfg.MaxIter = 5
+	}
+	if cfg.TeacherModel == "" {
+		cfg.TeacherModel = cfg.Model
+	}
+	if cfg.EditorModel == "" {
+		cfg.EditorModel = cfg.Model
+	}
+	if cfg.MaxPromptChars <= 0 {
+		cfg.MaxPromptChars = max(4000, 2*PromptSize(cfg.Judge))
+	}
+	return cfg
+}
+
 // Data are the split's parts. Train is filtered by the teacher; Val is used
 // whole; Test only for the final report.
 type Data struct {
@@ -166,18 +183,7 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 	if len(data.Train) == 0 || len(data.Val) == 0 || len(data.Test) == 0 {
 		return nil, errors.New("calibration needs records in train, val and test")
 	}
-	if cfg.MaxIter <= 0 {
-		cfg.MaxIter = 5
-	}
-	if cfg.TeacherModel == "" {
-		cfg.TeacherModel = cfg.Model
-	}
-	if cfg.EditorModel == "" {
-		cfg.EditorModel = cfg.Model
-	}
-	if cfg.MaxPromptChars <= 0 {
-		cfg.MaxPromptChars = max(4000, 2*PromptSize(cfg.Judge))
-	}
+	cfg = cfg.withDefaults()
 	if PromptSize(cfg.Judge) > cfg.MaxPromptChars {
 		return nil, fmt.Errorf("the original prompt (%d characters) is already over the cap of %d", PromptSize(cfg.Judge), cfg.MaxPromptChars)
 	}

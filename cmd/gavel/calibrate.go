@@ -73,6 +73,19 @@ information gap when it abstains on most failures.`,
 			if err := f.checkRecords(rs, teacherModel); err != nil {
 				return err
 			}
+			if f.dryRun {
+				return a.dryRun(ctx, &f.modelFlags, db, func(p *llm.Plan, c llm.Cache) error {
+					var reqs []*llm.Request
+					for _, r := range rs {
+						req, err := teacher.Request(s, teacherModel, r)
+						if err != nil {
+							return err
+						}
+						reqs = append(reqs, req)
+					}
+					return p.Exact(ctx, c, "teacher", "teacher on "+f.split, reqs)
+				})
+			}
 			prog := a.newProgress("teacher: records", len(rs))
 			ds, pending, err := teacher.Run(ctx, svc, s, teacherModel, rs, f.concurrency, prog.update)
 			prog.done()
@@ -218,6 +231,15 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	}
 	if err != nil {
 		return err
+	}
+	if f.dryRun {
+		if strings.TrimSpace(f.model) == "" {
+			return errNoModel
+		}
+		return a.dryRun(ctx, &f.modelFlags, db, func(p *llm.Plan, c llm.Cache) error {
+			return refine.Plan(ctx, p, c, data, refine.Config{Judge: s, Model: f.model, TeacherModel: f.teacherModel,
+				EditorModel: f.editorModel, MaxIter: f.maxIter, MaxPromptChars: f.maxChars})
+		})
 	}
 	svc, err := f.service(db, registry())
 	if err != nil {

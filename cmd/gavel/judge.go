@@ -144,6 +144,13 @@ func (a *app) setupJudge(ctx context.Context, f *judgeFlags) (*judgeSetup, error
 		db.Close()
 		return nil, err
 	}
+	if f.dryRun {
+		if strings.TrimSpace(f.model) == "" {
+			db.Close()
+			return nil, errNoModel
+		}
+		return &judgeSetup{spec: s, db: db, rs: rs}, nil
+	}
 	svc, err := f.service(db, registry())
 	if err != nil {
 		db.Close()
@@ -216,6 +223,11 @@ counted, never mapped to pass or fail. A rerun answers from the cache.`,
 			}
 			defer js.db.Close()
 			s, rs, svc := js.spec, js.rs, js.svc
+			if f.dryRun {
+				return a.dryRun(ctx, &f.modelFlags, js.db, func(p *llm.Plan, c llm.Cache) error {
+					return judge.PlanRun(ctx, p, c, s, f.model, rs, "judge "+s.Name+" on "+f.split)
+				})
+			}
 			vs, err := a.judgeRecords(ctx, js.db, svc, s, f.model, rs, f.concurrency)
 			if err != nil {
 				return err
@@ -394,6 +406,25 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 		if trainRS, err = loadRecords(ctx, db, f.tuneOn, f.excludeStatus); err != nil {
 			return err
 		}
+	}
+	if f.dryRun {
+		if strings.TrimSpace(f.model) == "" {
+			return errNoModel
+		}
+		return a.dryRun(ctx, &f.modelFlags, db, func(p *llm.Plan, c llm.Cache) error {
+			if err := judge.PlanRun(ctx, p, c, s, f.model, rs, s.Name+" on "+f.split); err != nil {
+				return err
+			}
+			if trainRS != nil {
+				if err := judge.PlanRun(ctx, p, c, s, f.model, trainRS, s.Name+" on "+f.tuneOn+" (threshold)"); err != nil {
+					return err
+				}
+			}
+			if other != nil {
+				return judge.PlanRun(ctx, p, c, other, f.model, rs, other.Name+" on "+f.split)
+			}
+			return nil
+		})
 	}
 	svc, err := f.service(db, registry())
 	if err != nil {

@@ -39,6 +39,7 @@ type modelFlags struct {
 	noCache     bool
 	maxCost     float64
 	prices      string
+	dryRun      bool
 }
 
 func (m *modelFlags) register(fl *pflag.FlagSet) {
@@ -54,6 +55,7 @@ func (m *modelFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&m.noCache, "no-cache", false, "do not read answers from the cache (they are still written)")
 	fl.Float64Var(&m.maxCost, "max-cost", 0, "stop before spending more than this many US dollars (exit 3; rerun to resume)")
 	fl.StringVar(&m.prices, "prices", os.Getenv("GAVEL_PRICES"), "price table overriding the built-in one (JSON; env GAVEL_PRICES)")
+	fl.BoolVar(&m.dryRun, "dry-run", false, "send nothing: print the calls by role and stage, how many the cache answers, the estimated tokens and the cost range (judge, eval, teach, calibrate)")
 }
 
 // errNoModel is the usage error of a command run without a model.
@@ -86,6 +88,9 @@ func (m *modelFlags) checkRecords(rs []*record.Record, also ...string) error {
 func (m *modelFlags) service(db store.Store, reg *llm.Registry) (*llm.Service, error) {
 	if strings.TrimSpace(m.model) == "" {
 		return nil, errNoModel
+	}
+	if m.dryRun {
+		return nil, usagef("--dry-run is not available for this command yet (it is for judge, eval, teach and calibrate)")
 	}
 	provider, _, err := llm.ParseModel(m.model)
 	if err != nil {

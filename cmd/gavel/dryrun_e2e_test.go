@@ -1,0 +1,96 @@
+package main_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type dryRunJSON struct {
+	DryRun bool `json:"dry_run"`
+	Lines  []struct {
+		Role   string `json:"role"`
+		Stage  string `json:"stage"`
+		Calls  int    `json:"calls"`
+		Cached int    `json:"cached"`
+		ToSend int    `json:"to_send"`
+		Exact  bool   `json:"exact"`
+		Cost   struct{ Low, High float64 } `json:"cost_usd"`
+	} `json:"lines"`
+	Total struct {
+		Calls, Cached int
+		ToSend        int `json:"to_send"`
+		Exact         bool
+	} `json:"total"`
+}
+
+type callsJSON struct {
+	Calls struct {
+		Requests int `json:"requests"`
+		Sent     int `json:"sent"`
+	} `json:"calls"`
+}
+
+// --dry-run sends nothing and counts what a run will send: exactly for a
+// judge's records; for a calibration, exactly for its first stage and at
+// most the documented bound in all. After the run, the cache answers
+// every exact call.
+func TestDryRun(t *testing.T) {
+	db := simStore(t, filepath.Join(t.TempDir(), "w"), 240)
+	var plan dryRunJSON
+	decodeJSON(t, mustGavel(t, db, "judge", "--judge", "passfail", "--split", "main:test", "--model", "sim", "--dry-run", "--json"), &plan)
+	n := plan.Total.Calls
+	if !plan.DryRun || !plan.Total.Exact || n == 0 || plan.Total.Cached != 0 || plan.Total.ToSend != n {
+		t.Fatalf("judge plan: %+v", plan)
+	}
+	if r := gavel(t, db, "cache", "stats", "--json"); !strings.Contains(r.stdout, `"entries": 0`) {
+		t.Fatalf("a dry run wrote to the cache: %s", r.stdout)
+	}
+	var run callsJSON
+	decodeJSON(t, mustGavel(t, db, "judge", "--judge", "passfail", "--split", "main:test", "--model", "sim", "--json"), &run)
+	if run.Calls.Requests != n {
+		t.Fatalf("the dry run counted %d calls, the run made %d", n, run.Calls.Requests)
+	}
+	decodeJSON(t, mustGavel(t, db, "judge", "--judge", "passfail", "--split", "main:test", "--model", "sim", "--dry-run", "--json"), &plan)
+	if plan.Total.Cached != n || plan.Total.ToSend != 0 {
+		t.Fatalf("after the run: %+v", plan.Total)
+	}
+
+	// Calibration: the first stage exactly, the rest within the bound.
+	decodeJSON(t, mustGavel(t, db, "calibrate", "--judge", "passfail", "--split", "main", "--model", "sim", "--max-iter", "3", "--dry-run", "--json"), &plan)
+	exact, testCached := 0, 0
+	for _, l := range plan.Lines {
+		if l.Exact {
+			exact += l.Calls
+		}
+		if l.Stage == "original prompt on test" {
+			testCached = l.Cached
+		}
+	}
+	if plan.Total.Exact || exact == 0 || testCached != n {
+		t.Fatalf("calibration plan: %+v", plan)
+	}
+	var cal struct {
+		Calls struct {
+			Requests int `json:"requests"`
+			Sent     int `json:"sent"`
+		} `json:"calls"`
+	}
+	decodeJSON(t, mustGavel(t, db, "calibrate", "--judge", "passfail", "--split", "main", "--model", "sim", "--max-iter", "3", "--resamples", "200", "--json"), &cal)
+	sent := cal.Calls.Sent
+	if sent < exact-n || sent > plan.Total.ToSend {
+		t.Fatalf("the calibration sent %d requests; the dry run said %d for certain (%d of them cached) and at most %d",
+			sent, exact, n, plan.Total.ToSend)
+	}
+	t.Logf("calibration: %d exact, at most %d to send; the run sent %d", exact, plan.Total.ToSend, sent)
+	decodeJSON(t, mustGavel(t, db, "calibrate", "--judge", "passfail", "--split", "main", "--model", "sim", "--max-iter", "3", "--dry-run", "--json"), &plan)
+	for _, l := range plan.Lines {
+		if l.Exact && l.ToSend != 0 {
+			t.Fatalf("after the run, %s still has %d to send", l.Stage, l.ToSend)
+		}
+	}
+	// Commands without a dry run say so.
+	if r := gavel(t, db, "ask", "--model", "sim", "--dry-run", "hello"); r.code != 2 || !strings.Contains(r.stderr, "--dry-run is not available") {
+		t.Fatalf("ask --dry-run: %+v", r)
+	}
+}

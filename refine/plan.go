@@ -1,0 +1,104 @@
+package refine
+
+import (
+	"context"
+
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/teacher"
+)
+
+// Plan tallies the model calls a calibration would make, without making
+// any (--dry-run). Its first stage is exact: the teacher on train and the
+// original prompt on train, val and test, each checked against the cache.
+// The rest depends on answers, so it is an upper bound: per iteration, the
+// proposer on every kept training record the version gets wrong (at most
+// all of train), the applier (two calls when the first revision is
+// refused), the new version on the kept training records and on val; and
+// at the end the selected version on test.
+func Plan(ctx context.Context, plan *llm.Plan, cache llm.Cache, data Data, cfg Config) error {
+	cfg = cfg.withDefaults()
+	orig := cfg.Judge
+	var teach []*llm.Request
+	for _, r := range data.Train {
+		req, err := teacher.Request(orig, cfg.TeacherModel, r)
+		if err != nil {
+			return err
+		}
+		teach = append(teach, req)
+	}
+	if err := plan.Exact(ctx, cache, "teacher", "teacher on train", teach); err != nil {
+		return err
+	}
+	for _, part := range []struct {
+		name string
+		rs   []*record.Record
+	}{{"train", data.Train}, {"val", data.Val}, {"test", data.Test}} {
+		if err := judge.PlanRun(ctx, plan, cache, orig, cfg.Model, part.rs, "original prompt on "+part.name); err != nil {
+			return err
+		}
+	}
+	if len(data.Train) == 0 || len(data.Val) == 0 {
+		return nil
+	}
+	// Bounds. Each record's requests are built as they will be, with
+	// what cannot be known yet at its largest: a revised prompt grown to
+	// the cap; a proposer's request carrying the judge's reasoning and the
+	// teacher's explanation, each at its answer's bound.
+	growth := int64(cfg.MaxPromptChars-PromptSize(orig)) / 4
+	var judgeTrain, judgeVal, judgeTest, prop int64
+	var judgeLike, propLike *llm.Request
+	for _, part := range []struct {
+		rs  []*record.Record
+		sum *int64
+	}{{data.Train, &judgeTrain}, {data.Val, &judgeVal}, {data.Test, &judgeTest}} {
+		for _, r := range part.rs {
+			req, err := orig.Request(cfg.Model, judge.InputOf(r))
+			if err != nil {
+				return err
+			}
+			in, _ := tokens(req)
+			*part.sum += in + growth
+			judgeLike = req
+		}
+	}
+	teachReq, err := teacher.Request(orig, cfg.TeacherModel, data.Train[0])
+	if err != nil {
+		return err
+	}
+	_, teachOut := tokens(teachReq)
+	_, judgeOut := tokens(judgeLike)
+	for _, r := range data.Train {
+		req, err := ProposerRequest(orig, cfg.EditorModel, r, &judge.Verdict{}, orig.PassThreshold(), "")
+		if err != nil {
+			return err
+		}
+		in, _ := tokens(req)
+		prop += in + growth + judgeOut + teachOut
+		propLike = req
+	}
+	applier, err := ApplierRequest(orig, cfg.EditorModel, nil, cfg.MaxPromptChars)
+	if err != nil {
+		return err
+	}
+	applierIn, _ := tokens(applier)
+	n := int64(cfg.MaxIter)
+	plan.Bound("proposer", "iterations: proposals from disagreements", propLike, cfg.MaxIter*len(data.Train), n*prop)
+	plan.Bound("applier", "iterations: prompt revisions", applier, 2*cfg.MaxIter, 2*n*(applierIn+int64(cfg.MaxPromptChars)/4))
+	plan.Bound("judge", "iterations: new versions on train (kept) and val", judgeLike, cfg.MaxIter*(len(data.Train)+len(data.Val)), n*(judgeTrain+judgeVal))
+	plan.Bound("judge", "selected version on test", judgeLike, len(data.Test), judgeTest)
+	return nil
+}
+
+func tokens(req *llm.Request) (int64, int64) {
+	out := int64(req.MaxTokens)
+	if out <= 0 {
+		out = llm.DefaultMaxTokens
+	}
+	chars := 0
+	for _, m := range req.Messages {
+		chars += len(m.Content)
+	}
+	return int64(chars / 4), out
+}
