@@ -9,12 +9,12 @@ import (
 type dryRunJSON struct {
 	DryRun bool `json:"dry_run"`
 	Lines  []struct {
-		Role   string `json:"role"`
-		Stage  string `json:"stage"`
-		Calls  int    `json:"calls"`
-		Cached int    `json:"cached"`
-		ToSend int    `json:"to_send"`
-		Exact  bool   `json:"exact"`
+		Role   string                      `json:"role"`
+		Stage  string                      `json:"stage"`
+		Calls  int                         `json:"calls"`
+		Cached int                         `json:"cached"`
+		ToSend int                         `json:"to_send"`
+		Exact  bool                        `json:"exact"`
 		Cost   struct{ Low, High float64 } `json:"cost_usd"`
 	} `json:"lines"`
 	Total struct {
