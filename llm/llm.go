@@ -146,8 +146,10 @@ type ProviderInfo struct {
 	// model): they answer even in offline mode.
 	Local bool
 	New   Factory
-	// Batch, when set, is the provider's batch file format.
-	Batch BatchFormat
+	// Batch, when set, is the provider's batch file format; NewBatchAPI
+	// its live batch service.
+	Batch       BatchFormat
+	NewBatchAPI func(ProviderConfig) (BatchAPI, error)
 	// Endpoint, when set, lets Preflight check a hosted provider's key
 	// and reachability before work starts.
 	Endpoint *Endpoint

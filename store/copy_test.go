@@ -71,7 +71,8 @@ func dump(t *testing.T, db *sqldb.DB) string {
 	t.Helper()
 	var out []string
 	for _, table := range []string{"records", "splits", "split_members", "llm_cache", "prompt_versions", "verdicts",
-		"teacher_decisions", "calibrations", "executions", "changes", "change_verdicts", "activations", "tokens", "reviews"} {
+		"teacher_decisions", "calibrations", "executions", "changes", "change_verdicts", "activations", "tokens", "reviews",
+		"batches", "batch_requests"} {
 		rows, err := db.SQL().Query(`SELECT * FROM ` + table)
 		if err != nil {
 			t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 // model cache and the execution cache.
 type Store interface {
 	server.Store
+	llm.BatchStore
 	Cache() llm.Cache
 	Executions() acr.ExecCache
 	Close() error

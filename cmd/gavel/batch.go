@@ -11,6 +11,7 @@ import (
 
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/store"
 )
 
 func (a *app) batchCmd() *cobra.Command {
@@ -126,7 +127,7 @@ it continues from the answers without sending anything.`,
 		},
 	}
 	imp.Flags().StringVar(&pricesFile, "prices", os.Getenv("GAVEL_PRICES"), "price table overriding the built-in one, for the answers' cost")
-	cmd.AddCommand(export, imp)
+	cmd.AddCommand(export, imp, a.batchSubmitCmd(), a.batchStatusCmd(), a.batchCollectCmd())
 	return cmd
 }
 
@@ -182,4 +183,159 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	*c.n += n
 	c.progress(*c.n)
 	return n, err
+}
+
+// batchService is the model service whose provider settings the live
+// batch commands use (base URL, key); it sends nothing itself.
+func batchService(db store.Store, provider, baseURL string) (*llm.Service, error) {
+	opts := llm.Options{Providers: map[string]llm.ProviderConfig{}}
+	if baseURL != "" {
+		opts.Providers[provider] = llm.ProviderConfig{BaseURL: baseURL}
+	}
+	return llm.NewService(registry(), db.Cache(), opts), nil
+}
+
+func (a *app) batchSubmitCmd() *cobra.Command {
+	var provider, baseURL string
+	cmd := &cobra.Command{
+		Use:   "submit --provider openai|anthropic",
+		Short: "Send the pending requests to the provider's batch API (half price; results within 24 hours)",
+		Long: `Upload the pending requests of one provider (those of an --offline run) to its
+batch API through the official SDK: OpenAI's Files and Batches, or Anthropic's
+Message Batches. The batch's id is kept in the store; requests already in a
+batch not yet collected are not sent again. Then 'gavel batch status' and
+'gavel batch collect', and run the command again.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if provider != "openai" && provider != "anthropic" {
+				return usagef("--provider openai or anthropic")
+			}
+			db, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			svc, _ := batchService(db, provider, baseURL)
+			api, err := svc.BatchAPIFor(provider)
+			if err != nil {
+				return err
+			}
+			b, err := llm.SubmitPending(cmd.Context(), db.Cache(), db, registry(), api, provider)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.writeJSON(map[string]any{"submitted": b})
+			}
+			if b == nil {
+				fmt.Fprintf(a.stderr, "no pending %s request outside a running batch: nothing to submit\n", provider)
+				return nil
+			}
+			fmt.Fprintf(a.stderr, "submitted batch %s: %d requests to %s (%s)\n", b.ID, b.Requests, provider, b.Status)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&provider, "provider", "", "openai or anthropic")
+	cmd.Flags().StringVar(&baseURL, "base-url", "", "the provider's base URL (default OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the provider's)")
+	return cmd
+}
+
+func (a *app) batchStatusCmd() *cobra.Command {
+	var baseURL string
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the batches submitted, asking the provider about those not yet collected",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			db, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			all, err := db.Batches(ctx)
+			if err != nil {
+				return err
+			}
+			for i, b := range all {
+				if !b.CollectedAt.IsZero() {
+					continue
+				}
+				svc, _ := batchService(db, b.Provider, baseURL)
+				api, err := svc.BatchAPIFor(b.Provider)
+				if err != nil {
+					return err
+				}
+				st, err := api.Status(ctx, b.ID)
+				if err != nil {
+					return fmt.Errorf("batch %s: %w", b.ID, err)
+				}
+				st.Provider = b.Provider
+				all[i].BatchState = *st
+			}
+			if a.json {
+				return a.writeJSON(map[string]any{"batches": all})
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "batch\tprovider\tstatus\trequests\tsucceeded\tfailed\tsubmitted\tcollected")
+			for _, b := range all {
+				col := "-"
+				if !b.CollectedAt.IsZero() {
+					col = b.CollectedAt.Format("2006-01-02 15:04")
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", b.ID, b.Provider, b.Status, b.Requests, b.Succeeded, b.Failed,
+					b.SubmittedAt.Format("2006-01-02 15:04"), col)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&baseURL, "base-url", "", "the provider's base URL (default OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the provider's)")
+	return cmd
+}
+
+func (a *app) batchCollectCmd() *cobra.Command {
+	var baseURL, pricesFile string
+	cmd := &cobra.Command{
+		Use:   "collect",
+		Short: "Import the results of the batches that ended; requests they did not answer stay pending",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			db, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			prices, err := llm.LoadPrices(pricesFile)
+			if err != nil {
+				return err
+			}
+			done, running, err := llm.CollectEnded(ctx, db.Cache(), db, registry(), prices, func(provider string) (llm.BatchAPI, error) {
+				svc, _ := batchService(db, provider, baseURL)
+				return svc.BatchAPIFor(provider)
+			})
+			if err != nil {
+				return err
+			}
+			st, err := db.Cache().Stats(ctx)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.writeJSON(map[string]any{"collected": done, "running": running, "pending": st.Pending})
+			}
+			for _, c := range done {
+				fmt.Fprintf(a.stderr, "batch %s (%s, %s): %d answers imported (%d invalid), %d failed or expired and left pending\n",
+					c.ID, c.Provider, c.Status, c.Import.Imported, c.Import.Invalid, c.Import.Failed)
+			}
+			for _, r := range running {
+				fmt.Fprintf(a.stderr, "batch %s (%s) is still %s: %d of %d done\n", r.ID, r.Provider, r.Status, r.Succeeded+r.Failed, r.Requests)
+			}
+			fmt.Fprintf(a.stderr, "%d requests pending; rerun the command to continue from the answers\n", st.Pending)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&baseURL, "base-url", "", "the provider's base URL (default OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the provider's)")
+	cmd.Flags().StringVar(&pricesFile, "prices", "", "price table overriding the built-in one (JSON)")
+	return cmd
 }

@@ -26,11 +26,12 @@ import (
 
 // Info registers the provider as "anthropic".
 var Info = llm.ProviderInfo{
-	Name:     "anthropic",
-	Doc:      "Anthropic's Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL or --base-url)",
-	New:      New,
-	Batch:    Batch{},
-	Endpoint: &llm.Endpoint{DefaultBaseURL: "https://api.anthropic.com", BaseURLEnv: "ANTHROPIC_BASE_URL", KeyEnv: "ANTHROPIC_API_KEY"},
+	Name:        "anthropic",
+	Doc:         "Anthropic's Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL or --base-url)",
+	New:         New,
+	Batch:       Batch{},
+	NewBatchAPI: NewBatchAPI,
+	Endpoint:    &llm.Endpoint{DefaultBaseURL: "https://api.anthropic.com", BaseURLEnv: "ANTHROPIC_BASE_URL", KeyEnv: "ANTHROPIC_API_KEY"},
 }
 
 // Provider calls the Messages API.
@@ -42,17 +43,7 @@ var _ llm.Provider = (*Provider)(nil)
 
 // New makes a provider. The SDK's own retries are off: llm.Service retries.
 func New(cfg llm.ProviderConfig) (llm.Provider, error) {
-	opts := []option.RequestOption{option.WithMaxRetries(0)}
-	if cfg.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
-	}
-	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
-	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
-	return &Provider{client: sdk.NewClient(opts...)}, nil
+	return &Provider{client: sdk.NewClient(clientOptions(cfg)...)}, nil
 }
 
 // Complete implements llm.Provider.

@@ -73,6 +73,9 @@ type Server struct {
 	// SlowDelay is the delay of a Slow fault (default 200 ms); Latency is
 	// added to every answer (default 0).
 	SlowDelay, Latency time.Duration
+	// Batches plays the provider's live batch service.
+	Batches *Batches
+
 	// RejectSchema makes an OpenAI fake refuse response_format json_schema
 	// with a 400 that names the parameter, like servers without structured
 	// output.
@@ -101,9 +104,11 @@ func (s *Server) Count() int {
 // NewOpenAI starts a fake OpenAI chat completions server. Its base URL for
 // the SDK is URL + "/v1".
 func NewOpenAI() *Server {
-	s := &Server{kind: "openai", RetryAfter: "1", SlowDelay: 200 * time.Millisecond}
+	s := &Server{kind: "openai", RetryAfter: "1", SlowDelay: 200 * time.Millisecond,
+		Batches: &Batches{kind: "openai", files: map[string][]byte{}, batches: map[string]*fakeBatch{}}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.serveOpenAI)
+	s.Batches.openAIRoutes(mux)
 	s.Server = httptest.NewServer(mux)
 	return s
 }
@@ -111,9 +116,11 @@ func NewOpenAI() *Server {
 // NewAnthropic starts a fake Anthropic Messages server. Its base URL for the
 // SDK is URL.
 func NewAnthropic() *Server {
-	s := &Server{kind: "anthropic", RetryAfter: "1", SlowDelay: 200 * time.Millisecond}
+	s := &Server{kind: "anthropic", RetryAfter: "1", SlowDelay: 200 * time.Millisecond,
+		Batches: &Batches{kind: "anthropic", files: map[string][]byte{}, batches: map[string]*fakeBatch{}}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", s.serveAnthropic)
+	s.Batches.anthropicRoutes(mux, func() string { return s.URL })
 	s.Server = httptest.NewServer(mux)
 	return s
 }

@@ -32,11 +32,12 @@ import (
 
 // Info registers the provider as "openai".
 var Info = llm.ProviderInfo{
-	Name:     "openai",
-	Doc:      "any OpenAI-compatible chat completions server (--base-url or OPENAI_BASE_URL; OPENAI_API_KEY)",
-	New:      New,
-	Batch:    Batch{},
-	Endpoint: &llm.Endpoint{DefaultBaseURL: "https://api.openai.com/v1", BaseURLEnv: "OPENAI_BASE_URL", KeyEnv: "OPENAI_API_KEY"},
+	Name:        "openai",
+	Doc:         "any OpenAI-compatible chat completions server (--base-url or OPENAI_BASE_URL; OPENAI_API_KEY)",
+	New:         New,
+	Batch:       Batch{},
+	NewBatchAPI: NewBatchAPI,
+	Endpoint:    &llm.Endpoint{DefaultBaseURL: "https://api.openai.com/v1", BaseURLEnv: "OPENAI_BASE_URL", KeyEnv: "OPENAI_API_KEY"},
 }
 
 // Provider calls one OpenAI-compatible server.
@@ -70,17 +71,7 @@ func (q *quirks) snapshot() Quirks {
 
 // New makes a provider. The SDK's own retries are off: llm.Service retries.
 func New(cfg llm.ProviderConfig) (llm.Provider, error) {
-	opts := []option.RequestOption{option.WithMaxRetries(0)}
-	if cfg.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
-	}
-	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
-	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
-	return &Provider{client: sdk.NewClient(opts...)}, nil
+	return &Provider{client: sdk.NewClient(clientOptions(cfg)...)}, nil
 }
 
 func (p *Provider) quirksFor(model string) *quirks {

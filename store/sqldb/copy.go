@@ -25,6 +25,8 @@ var copyTables = []struct{ name, order string }{
 	{"activations", "seq"},
 	{"tokens", "id"},
 	{"reviews", "change_id, reviewer"},
+	{"batches", "submitted_at, id"},
+	{"batch_requests", "batch_id, key"},
 }
 
 // Copy copies every row of one store into another, empty one (of either
