@@ -207,6 +207,7 @@ Exit codes: 0 done, 1 failed, 2 usage, 3 stopped with pending model calls.`,
 		a.reportOutcomeCmd(),
 		a.versionCmd(),
 	)
+	a.withBatches(root)
 	return root
 }
 

@@ -97,3 +97,29 @@ type judgeJSON struct {
 	Records int `json:"records"`
 	Pass    int `json:"pass"`
 }
+
+// calibrate --batch runs every stage through the batch API: nothing is
+// sent directly, each stage is a batch, and the calibration finishes.
+func TestCalibrateThroughBatches(t *testing.T) {
+	fake := llmtest.NewOpenAI()
+	defer fake.Close()
+	fake.Batches.Options.Answer = simAnswer(t)
+	db := simStore(t, filepath.Join(t.TempDir(), "w"), 120)
+	r := gavel(t, db, "calibrate", "--judge", "passfail", "--split", "main", "--model", "openai:judge", "--base-url", fake.URL+"/v1",
+		"--max-iter", "2", "--resamples", "200", "--batch", "--batch-poll", "10ms", "--json")
+	if r.code != 0 {
+		t.Fatalf("calibrate --batch: %+v", r)
+	}
+	var cal calibrateJSON
+	decodeJSON(t, r.stdout, &cal)
+	if len(cal.Judges) != 1 || cal.Judges[0].SelectedVersion == "" {
+		t.Fatalf("result: %s", r.stdout)
+	}
+	if fake.Count() != 0 || fake.Batches.Submitted() < 3 || !strings.Contains(r.stderr, "batch round 1") {
+		t.Fatalf("%d direct calls, %d batches\n%s", fake.Count(), fake.Batches.Submitted(), r.stderr)
+	}
+	t.Logf("%d batches", fake.Batches.Submitted())
+	if r := gavel(t, db, "calibrate", "--judge", "passfail", "--split", "main", "--model", "openai:judge", "--batch", "--offline"); r.code != 2 {
+		t.Fatalf("--batch with --offline: %+v", r)
+	}
+}

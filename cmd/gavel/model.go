@@ -40,7 +40,13 @@ type modelFlags struct {
 	maxCost     float64
 	prices      string
 	dryRun      bool
+	batch       bool
+	batchPoll   time.Duration
 }
+
+// batchable maps a command's flag set to its model flags, so that --batch
+// can wrap the command (see withBatches).
+var batchable = map[*pflag.FlagSet]*modelFlags{}
 
 func (m *modelFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&m.model, "model", os.Getenv("GAVEL_MODEL"), "model as PROVIDER:NAME: openai:NAME (any OpenAI-compatible server), anthropic:NAME, or sim (the simulated model); required (env GAVEL_MODEL)")
@@ -55,6 +61,9 @@ func (m *modelFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&m.noCache, "no-cache", false, "do not read answers from the cache (they are still written)")
 	fl.Float64Var(&m.maxCost, "max-cost", 0, "stop before spending more than this many US dollars (exit 3; rerun to resume)")
 	fl.StringVar(&m.prices, "prices", os.Getenv("GAVEL_PRICES"), "price table overriding the built-in one (JSON; env GAVEL_PRICES)")
+	fl.BoolVar(&m.batch, "batch", false, "run through the providers' batch APIs, stage by stage: each stage's requests go out as one batch (half price), and the command goes on when it has ended")
+	fl.DurationVar(&m.batchPoll, "batch-poll", time.Minute, "with --batch, how often to ask whether a batch has ended")
+	batchable[fl] = m
 	fl.BoolVar(&m.dryRun, "dry-run", false, "send nothing: print the calls by role and stage, how many the cache answers, the estimated tokens and the cost range (judge, eval, teach, calibrate)")
 }
 
