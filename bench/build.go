@@ -60,6 +60,9 @@ type BuildOptions struct {
 	// Extra are more rules to compose with, e.g. perturb.LLMRules.
 	Extra    []*perturb.Rule
 	Progress func(done, total int)
+	// Cache, when set, keeps every candidate's result, so that a build
+	// run again runs nothing it ran before.
+	Cache ResultCache
 }
 
 // Dropped is a candidate that validation rejected, with why.
@@ -81,6 +84,10 @@ type BuildResult struct {
 	Dropped  []Dropped      `json:"dropped"`
 	// Trimmed counts valid programs left out to balance the score levels.
 	Trimmed int `json:"trimmed_for_balance"`
+	// Candidates counts the candidates run; Cached those whose result came
+	// from the cache.
+	Candidates int `json:"candidates"`
+	Cached     int `json:"cached_runs"`
 }
 
 type candidate struct {
@@ -132,6 +139,7 @@ func Build(ctx context.Context, ps []*problems.Problem, mod *bexec.GoModule, opt
 	}
 
 	// Run every candidate in the sandbox.
+	res.Candidates = len(cands)
 	var mu sync.Mutex
 	var firstErr error
 	done := 0
@@ -141,11 +149,14 @@ func Build(ctx context.Context, ps []*problems.Problem, mod *bexec.GoModule, opt
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			r, err := c.p.Run(ctx, mod, c.code, opt.Limits)
+			r, cached, err := run(ctx, opt.Cache, c.p, mod, c.code, opt.Limits)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && firstErr == nil {
 				firstErr = err
+			}
+			if cached {
+				res.Cached++
 			}
 			c.res = r
 			done++

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gavelhq/gavel/acr"
+	"github.com/gavelhq/gavel/bench"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/server"
 	"github.com/gavelhq/gavel/store/postgres"
@@ -20,6 +21,7 @@ type Store interface {
 	llm.BatchStore
 	Cache() llm.Cache
 	Executions() acr.ExecCache
+	BenchResults() bench.ResultCache
 	Close() error
 }
 

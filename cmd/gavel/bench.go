@@ -23,6 +23,7 @@ import (
 	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/report"
+	"github.com/gavelhq/gavel/store"
 )
 
 func (a *app) benchCmd() *cobra.Command {
@@ -73,6 +74,7 @@ func (a *app) benchBuildCmd() *cobra.Command {
 	var mf modelFlags
 	var limit int
 	var timeout time.Duration
+	var noCache bool
 	cmd := &cobra.Command{
 		Use:   "build --problems FILE --lang go|python --per-score K --seed S -o BENCH.jsonl",
 		Short: "Build a balanced benchmark of programs of known score (0..5), each checked by running it",
@@ -104,13 +106,20 @@ and the score levels are balanced.`,
 				defer mod.Close()
 			}
 			opt.Lang, opt.Source, opt.Tool = lang, file, "gavel "+buildVersion().Version
-			if cmd.Flags().Changed("model") {
-				// Model-applied rules join the catalogue, through the cache.
-				db, err := a.openStore(cmd.Context())
-				if err != nil {
+			var db store.Store
+			if !noCache || cmd.Flags().Changed("model") {
+				if db, err = a.openStore(cmd.Context()); err != nil {
 					return err
 				}
 				defer db.Close()
+			}
+			if !noCache {
+				// Every candidate's result is kept: a build run again, or
+				// resumed after a crash, runs nothing twice.
+				opt.Cache = db.BenchResults()
+			}
+			if cmd.Flags().Changed("model") {
+				// Model-applied rules join the catalogue, through the cache.
 				svc, err := mf.service(db, registry())
 				if err != nil {
 					return err
@@ -140,7 +149,8 @@ and the score levels are balanced.`,
 				return err
 			}
 			sum := map[string]any{"file": out, "programs": len(res.Programs), "per_score": res.PerScore, "per_rule": res.PerRule,
-				"dropped": res.Dropped, "set_aside": res.SetAside, "trimmed_for_balance": res.Trimmed, "seconds": time.Since(start).Seconds()}
+				"dropped": res.Dropped, "set_aside": res.SetAside, "trimmed_for_balance": res.Trimmed, "seconds": time.Since(start).Seconds(),
+				"candidates": res.Candidates, "cached_runs": res.Cached}
 			if a.json {
 				return a.writeJSON(sum)
 			}
@@ -173,6 +183,7 @@ and the score levels are balanced.`,
 	fl.IntVar(&opt.Concurrency, "jobs", 2, "programs checked at once")
 	fl.DurationVar(&timeout, "program-timeout", 10*time.Second, "wall-clock limit of one program's tests")
 	fl.StringVarP(&out, "output", "o", "", "benchmark file to write (JSONL)")
+	fl.BoolVar(&noCache, "no-exec-cache", false, "run every candidate again instead of reusing the results kept in the store")
 	mf.register(fl)
 	mf.model = ""
 	fl.Lookup("model").DefValue = ""

@@ -1,6 +1,8 @@
 package main_test
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,5 +94,36 @@ func TestDryRun(t *testing.T) {
 	// Commands without a dry run say so.
 	if r := gavel(t, db, "ask", "--model", "sim", "--dry-run", "hello"); r.code != 2 || !strings.Contains(r.stderr, "--dry-run is not available") {
 		t.Fatalf("ask --dry-run: %+v", r)
+	}
+}
+
+// A benchmark built again from the same store runs no candidate twice and
+// writes the same file (the results are kept by content key).
+func TestBenchBuildReusesResults(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is needed")
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "gavel.db")
+	type sum struct {
+		Programs   int `json:"programs"`
+		Candidates int `json:"candidates"`
+		Cached     int `json:"cached_runs"`
+	}
+	var first, second sum
+	args := func(out string) []string {
+		return []string{"bench", "build", "--problems", "../../examples/humaneval/HumanEval.jsonl.gz", "--lang", "python",
+			"--limit", "3", "--seed", "2", "--program-timeout", "10s", "-o", out, "--json"}
+	}
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	decodeJSON(t, mustGavel(t, db, args(a)...), &first)
+	decodeJSON(t, mustGavel(t, db, args(b)...), &second)
+	if first.Cached != 0 || first.Candidates == 0 || second.Cached != second.Candidates || second.Candidates != first.Candidates {
+		t.Fatalf("first %+v, second %+v", first, second)
+	}
+	fa, _ := os.ReadFile(a)
+	fb, _ := os.ReadFile(b)
+	if string(fa) != string(fb) || first.Programs == 0 {
+		t.Fatalf("the rebuilt benchmark differs (%d programs)", first.Programs)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gavelhq/gavel/acr"
+	"github.com/gavelhq/gavel/bench"
+	bexec "github.com/gavelhq/gavel/bench/exec"
 )
 
 // Executions returns the store's cache of sandbox results.
@@ -44,4 +46,42 @@ func (c *execCache) PutExecution(ctx context.Context, key string, e *acr.Executi
 		return fmt.Errorf("store execution %.12s: %w", key, err)
 	}
 	return nil
+}
+
+// BenchResults returns the store's cache of benchmark candidates' sandbox
+// results (in the executions table, under their own keys).
+func (db *DB) BenchResults() bench.ResultCache { return (*benchResults)(db) }
+
+type benchResults DB
+
+func (c *benchResults) GetResult(ctx context.Context, key string) (*bexec.Result, error) {
+	var raw string
+	err := c.db.QueryRowContext(ctx, `SELECT result FROM executions WHERE key = $1`, "bench/"+key).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read result %.12s: %w", key, err)
+	}
+	var r bexec.Result
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		return nil, fmt.Errorf("result %.12s: %w", key, err)
+	}
+	return &r, nil
+}
+
+func (c *benchResults) PutResult(ctx context.Context, key string, r *bexec.Result) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return (*DB)(c).retryBusy(ctx, func() error {
+		_, err := c.db.ExecContext(ctx, `INSERT INTO executions (key, result, created_at) VALUES ($1, $2, $3)
+			ON CONFLICT (key) DO UPDATE SET result = excluded.result, created_at = excluded.created_at`,
+			"bench/"+key, string(b), time.Now().UTC().Format(time.RFC3339Nano))
+		if err != nil {
+			return fmt.Errorf("store result %.12s: %w", key, err)
+		}
+		return nil
+	})
 }
