@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,25 +10,13 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/gavelhq/gavel/internal/browsertest"
 	"github.com/gavelhq/gavel/server"
 	"github.com/gavelhq/gavel/sim"
 )
 
-// browser finds a Chromium to drive: a failure under CI (which installs
-// it), a skip elsewhere.
-func browser(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("no Chromium found: CI must install it (apt-get install chromium)")
-	}
-	t.Skip("no Chromium installed")
-	return ""
-}
+// browser finds a Chromium to drive.
+func browser(t *testing.T) string { return browsertest.Chromium(t) }
 
 // overflow is the width by which a page is wider than its window (0 when
 // it fits).

@@ -2,14 +2,10 @@ package store_test
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
-	"math/rand/v2"
-	"net/url"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/gavelhq/gavel/internal/pgtest"
 	"github.com/gavelhq/gavel/store"
 	"github.com/gavelhq/gavel/store/sqldb"
 )
@@ -67,42 +63,13 @@ func sqliteBackend() backend {
 }
 
 // postgresBackend makes a schema per store in the database that
-// GAVEL_TEST_POSTGRES names, and points the store's search_path at it.
+// GAVEL_TEST_POSTGRES names.
 func postgresBackend(t testing.TB) (backend, bool) {
-	dsn := os.Getenv("GAVEL_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("GAVEL_TEST_POSTGRES is not set: CI must start PostgreSQL and name a database (see .ci/run)")
-		}
+	if !pgtest.Available(t) {
 		t.Log("GAVEL_TEST_POSTGRES is not set: the store suite runs on SQLite only")
 		return backend{}, false
 	}
-	return backend{name: "postgres", fresh: func(t testing.TB) string {
-		admin, err := sql.Open("pgx", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer admin.Close()
-		schema := fmt.Sprintf("gavel_test_%d_%d", os.Getpid(), rand.Uint32())
-		if _, err := admin.Exec(`CREATE SCHEMA ` + schema); err != nil {
-			t.Fatalf("PostgreSQL at GAVEL_TEST_POSTGRES: %v", err)
-		}
-		t.Cleanup(func() {
-			admin, err := sql.Open("pgx", dsn)
-			if err == nil {
-				admin.Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
-				admin.Close()
-			}
-		})
-		u, err := url.Parse(dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		return u.String()
-	}}, true
+	return backend{name: "postgres", fresh: pgtest.Fresh}, true
 }
 
 func backends(t testing.TB) []backend {

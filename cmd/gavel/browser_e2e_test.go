@@ -10,23 +10,12 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/gavelhq/gavel/internal/browsertest"
 )
 
-// browser finds a Chromium to drive: a failure under CI (which installs
-// it), a skip elsewhere.
-func browser(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("no Chromium found: CI must install it (apt-get install chromium)")
-	}
-	t.Skip("no Chromium installed")
-	return ""
-}
+// browser finds a Chromium to drive.
+func browser(t *testing.T) string { return browsertest.Chromium(t) }
 
 // pageProblems is what a report must not have at 1280 px: a page wider
 // than the window, a chart without text, or chart text outside its chart.

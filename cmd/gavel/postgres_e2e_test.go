@@ -3,10 +3,6 @@ package main_test
 import (
 	"bytes"
 	"crypto/sha256"
-	"database/sql"
-	"fmt"
-	"math/rand/v2"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,43 +10,18 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib"
-
+	"github.com/gavelhq/gavel/internal/pgtest"
 	"github.com/gavelhq/gavel/llm/llmtest"
 )
 
-// pgStore names a fresh, empty PostgreSQL store (a schema of its own in
-// the database GAVEL_TEST_POSTGRES names); without one the test is
-// skipped, or fails under CI.
+// pgStore names a fresh, empty PostgreSQL store; without a test database
+// the test is skipped, or fails under CI.
 func pgStore(t *testing.T) string {
 	t.Helper()
-	dsn := os.Getenv("GAVEL_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("GAVEL_TEST_POSTGRES is not set: CI must start PostgreSQL (see .ci/run)")
-		}
+	if !pgtest.Available(t) {
 		t.Skip("GAVEL_TEST_POSTGRES is not set")
 	}
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	schema := fmt.Sprintf("gavel_e2e_%d_%d", os.Getpid(), rand.Uint32())
-	if _, err := admin.Exec(`CREATE SCHEMA ` + schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if admin, err := sql.Open("pgx", dsn); err == nil {
-			admin.Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
-			admin.Close()
-		}
-	})
-	u, _ := url.Parse(dsn)
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return pgtest.Fresh(t)
 }
 
 // Two calibrations of the same judge on the same split, run at once by two
