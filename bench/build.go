@@ -98,8 +98,8 @@ type candidate struct {
 	res   *bexec.Result
 }
 
-// Build makes a balanced benchmark from problems.
-func Build(ctx context.Context, ps []*problems.Problem, mod *bexec.GoModule, opt BuildOptions) (*BuildResult, error) {
+// withDefaults fills the zero values of the options.
+func (opt BuildOptions) withDefaults() BuildOptions {
 	if opt.PerScore <= 0 {
 		opt.PerScore = 1
 	}
@@ -109,6 +109,12 @@ func Build(ctx context.Context, ps []*problems.Problem, mod *bexec.GoModule, opt
 	if opt.Concurrency <= 0 {
 		opt.Concurrency = 2
 	}
+	return opt
+}
+
+// Build makes a balanced benchmark from problems.
+func Build(ctx context.Context, ps []*problems.Problem, mod *bexec.GoModule, opt BuildOptions) (*BuildResult, error) {
+	opt = opt.withDefaults()
 	rules := append(perturb.ByLang(opt.Lang), opt.Extra...)
 	if len(rules) == 0 {
 		return nil, fmt.Errorf("no rules for language %q", opt.Lang)
@@ -118,24 +124,7 @@ func Build(ctx context.Context, ps []*problems.Problem, mod *bexec.GoModule, opt
 	// Candidates: the canonical program at 5, and rule compositions below.
 	var cands []*candidate
 	for pi, p := range ps {
-		cands = append(cands, &candidate{p: p, score: 5, code: p.Code()})
-		rng := rand.New(rand.NewPCG(opt.Seed, uint64(pi)))
-		for s := 4; s >= 0; s-- {
-			seen := map[string]bool{p.Code(): true}
-			for try := 0; try < 8*opt.Candidates && countFor(cands, p, s) < opt.Candidates; try++ {
-				chosen := perturb.Choose(rules, s, rng)
-				code, score, err := perturb.Compose(p.Code(), chosen, rng)
-				if err != nil || score != s || seen[code] {
-					continue
-				}
-				seen[code] = true
-				var names []string
-				for _, r := range chosen {
-					names = append(names, r.Name)
-				}
-				cands = append(cands, &candidate{p: p, score: s, rules: names, code: code})
-			}
-		}
+		cands = append(cands, candidatesFor(p, pi, rules, opt)...)
 	}
 
 	// Run every candidate in the sandbox.
@@ -235,6 +224,52 @@ func Build(ctx context.Context, ps []*problems.Problem, mod *bexec.GoModule, opt
 		return res, errors.New("no program survived validation")
 	}
 	return res, nil
+}
+
+// candidatesFor makes a problem's candidates: its canonical program at 5,
+// and rule compositions below, drawn with a generator seeded by the seed
+// and the problem's index in the build (so any process makes the same).
+func candidatesFor(p *problems.Problem, pi int, rules []*perturb.Rule, opt BuildOptions) []*candidate {
+	cands := []*candidate{{p: p, score: 5, code: p.Code()}}
+	rng := rand.New(rand.NewPCG(opt.Seed, uint64(pi)))
+	for s := 4; s >= 0; s-- {
+		seen := map[string]bool{p.Code(): true}
+		for try := 0; try < 8*opt.Candidates && countFor(cands, p, s) < opt.Candidates; try++ {
+			chosen := perturb.Choose(rules, s, rng)
+			code, score, err := perturb.Compose(p.Code(), chosen, rng)
+			if err != nil || score != s || seen[code] {
+				continue
+			}
+			seen[code] = true
+			var names []string
+			for _, r := range chosen {
+				names = append(names, r.Name)
+			}
+			cands = append(cands, &candidate{p: p, score: s, rules: names, code: code})
+		}
+	}
+	return cands
+}
+
+// WarmProblem runs the candidates of the problem at index pi of a build
+// into opt.Cache, exactly as Build would: a unit of work another process
+// (a queue worker) can do, after which Build finds every result cached.
+func WarmProblem(ctx context.Context, p *problems.Problem, pi int, mod *bexec.GoModule, opt BuildOptions) (ran int, err error) {
+	opt = opt.withDefaults()
+	if opt.Cache == nil {
+		return 0, errors.New("warming a problem needs a result cache")
+	}
+	rules := append(perturb.ByLang(opt.Lang), opt.Extra...)
+	for _, c := range candidatesFor(p, pi, rules, opt) {
+		_, cached, err := run(ctx, opt.Cache, c.p, mod, c.code, opt.Limits)
+		if err != nil {
+			return ran, err
+		}
+		if !cached {
+			ran++
+		}
+	}
+	return ran, nil
 }
 
 func countFor(cs []*candidate, p *problems.Problem, s int) int {
