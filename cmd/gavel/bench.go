@@ -21,6 +21,7 @@ import (
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/metrics"
+	"github.com/gavelhq/gavel/queue"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/report"
 	"github.com/gavelhq/gavel/store"
@@ -74,7 +75,7 @@ func (a *app) benchBuildCmd() *cobra.Command {
 	var mf modelFlags
 	var limit int
 	var timeout time.Duration
-	var noCache bool
+	var noCache, useQueue bool
 	cmd := &cobra.Command{
 		Use:   "build --problems FILE --lang go|python --per-score K --seed S -o BENCH.jsonl",
 		Short: "Build a balanced benchmark of programs of known score (0..5), each checked by running it",
@@ -127,6 +128,14 @@ and the score levels are balanced.`,
 				opt.Extra = perturb.LLMRules(cmd.Context(), svc, mf.model, lang)
 			}
 			opt.Limits = bexec.Limits{Wall: timeout}
+			if useQueue {
+				if noCache || len(opt.Extra) > 0 {
+					return usagef("--queue works through the result cache with the syntax rules: leave out --no-exec-cache and --model")
+				}
+				if err := a.benchThroughQueue(cmd.Context(), db, file, ps, opt); err != nil {
+					return err
+				}
+			}
 			prog := a.newProgress("bench build: candidates checked", 0)
 			opt.Progress = func(done, _ int) { prog.update(done) }
 			start := time.Now()
@@ -183,6 +192,7 @@ and the score levels are balanced.`,
 	fl.IntVar(&opt.Concurrency, "jobs", 2, "programs checked at once")
 	fl.DurationVar(&timeout, "program-timeout", 10*time.Second, "wall-clock limit of one program's tests")
 	fl.StringVarP(&out, "output", "o", "", "benchmark file to write (JSONL)")
+	fl.BoolVar(&useQueue, "queue", false, "spread the problems over 'gavel worker' processes through the store's work queue (PostgreSQL); this command works units too")
 	fl.BoolVar(&noCache, "no-exec-cache", false, "run every candidate again instead of reusing the results kept in the store")
 	mf.register(fl)
 	mf.model = ""
@@ -387,4 +397,35 @@ func (a *app) benchJudge(ctx context.Context, mf *modelFlags, s *judge.Spec, pro
 	}
 	a.printCalls(svc.Stats())
 	return bench.MetaEvaluate(s.Name+" with "+mf.model, progs, pred, boot), nil
+}
+
+// benchThroughQueue enqueues one unit per problem, works units itself
+// beside any workers, and waits until all have ended: every candidate's
+// result is then in the store's cache.
+func (a *app) benchThroughQueue(ctx context.Context, db store.Store, file string, ps []*problems.Problem, opt bench.BuildOptions) error {
+	sqlDB, err := queueDB(db)
+	if err != nil {
+		return err
+	}
+	if err := queue.Migrate(ctx, sqlDB); err != nil {
+		return err
+	}
+	env := queueEnv(db)
+	defer env.Close()
+	c, err := queue.NewClient(sqlDB, env, max(1, opt.Concurrency))
+	if err != nil {
+		return err
+	}
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
+	defer c.StopAndCancel(context.WithoutCancel(ctx))
+	ids, err := queue.EnqueueBench(ctx, c, file, ps, opt)
+	if err != nil {
+		return err
+	}
+	prog := a.newProgress("bench build: problems validated (queue)", len(ids))
+	err = queue.Wait(ctx, c, ids, func(done, _ int) { prog.update(done) })
+	prog.done()
+	return err
 }
