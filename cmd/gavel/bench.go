@@ -403,23 +403,11 @@ func (a *app) benchJudge(ctx context.Context, mf *modelFlags, s *judge.Spec, pro
 // beside any workers, and waits until all have ended: every candidate's
 // result is then in the store's cache.
 func (a *app) benchThroughQueue(ctx context.Context, db store.Store, file string, ps []*problems.Problem, opt bench.BuildOptions) error {
-	sqlDB, err := queueDB(db)
+	c, stop, err := startQueue(ctx, db, max(1, opt.Concurrency))
 	if err != nil {
 		return err
 	}
-	if err := queue.Migrate(ctx, sqlDB); err != nil {
-		return err
-	}
-	env := queueEnv(db)
-	defer env.Close()
-	c, err := queue.NewClient(sqlDB, env, max(1, opt.Concurrency))
-	if err != nil {
-		return err
-	}
-	if err := c.Start(ctx); err != nil {
-		return err
-	}
-	defer c.StopAndCancel(context.WithoutCancel(ctx))
+	defer stop()
 	ids, err := queue.EnqueueBench(ctx, c, file, ps, opt)
 	if err != nil {
 		return err

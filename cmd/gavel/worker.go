@@ -27,10 +27,32 @@ func queueDB(db store.Store) (*sql.DB, error) {
 	return s.SQL(), nil
 }
 
-func queueEnv(db store.Store) *queue.Env {
-	return &queue.Env{Results: db.BenchResults(), Load: func(path, lang string) ([]*problems.Problem, error) {
+// startQueue migrates the queue's tables and starts a client that works
+// up to jobs units; stop cancels the units in hand (they run again
+// elsewhere) and frees the client.
+func startQueue(ctx context.Context, db store.Store, jobs int) (*queue.Client, func(), error) {
+	sqlDB, err := queueDB(db)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := queue.Migrate(ctx, sqlDB); err != nil {
+		return nil, nil, err
+	}
+	env := &queue.Env{Results: db.BenchResults(), Load: func(path, lang string) ([]*problems.Problem, error) {
 		return loadProblems(path, lang)
 	}}
+	c, err := queue.NewClient(sqlDB, env, jobs)
+	if err == nil {
+		err = c.Start(ctx)
+	}
+	if err != nil {
+		env.Close()
+		return nil, nil, err
+	}
+	return c, func() {
+		c.StopAndCancel(context.WithoutCancel(ctx))
+		env.Close()
+	}, nil
 }
 
 func (a *app) workerCmd() *cobra.Command {
@@ -51,25 +73,14 @@ SIGTERM (its units in flight are cancelled and run again elsewhere).`,
 				return err
 			}
 			defer db.Close()
-			sqlDB, err := queueDB(db)
+			_, stop, err := startQueue(ctx, db, jobs)
 			if err != nil {
 				return err
 			}
-			if err := queue.Migrate(ctx, sqlDB); err != nil {
-				return err
-			}
-			env := queueEnv(db)
-			defer env.Close()
-			c, err := queue.NewClient(sqlDB, env, jobs)
-			if err != nil {
-				return err
-			}
-			if err := c.Start(ctx); err != nil {
-				return err
-			}
+			defer stop()
 			fmt.Fprintf(a.stderr, "worker: working up to %d units at once\n", jobs)
 			<-ctx.Done()
-			return c.StopAndCancel(context.WithoutCancel(ctx))
+			return nil
 		},
 	}
 	cmd.Flags().IntVar(&jobs, "jobs", 2, "units worked at once")
