@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -102,8 +103,25 @@ func TestSchemaFallbackUnderConcurrency(t *testing.T) {
 	srv := llmtest.NewOpenAI()
 	defer srv.Close()
 	srv.RejectSchema = true
-	srv.Latency = 20 * time.Millisecond
 	srv.Answer = func(*llmtest.Call) string { return `{"verdict": "pass"}` }
+	// The first calls are held until four have arrived, so that several
+	// are in flight when the first refusal teaches the fallback, however
+	// slowly the machine starts goroutines.
+	const held = 4
+	arrived := make(chan struct{})
+	var once sync.Once
+	srv.FaultFor = func(c *llmtest.Call) llmtest.Fault {
+		if c.N == held {
+			once.Do(func() { close(arrived) })
+		}
+		if c.N <= held {
+			select {
+			case <-arrived:
+			case <-time.After(10 * time.Second):
+			}
+		}
+		return llmtest.None
+	}
 	svc := service(t, srv.URL+"/v1")
 	const n = 40
 	res, err := llm.ForEach(context.Background(), n, 16, nil, func(ctx context.Context, i int) error {
