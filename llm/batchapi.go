@@ -59,17 +59,27 @@ type BatchStore interface {
 	CollectBatch(ctx context.Context, b *BatchState) error
 }
 
-// BatchAPIFor returns the live batch service of a provider, configured as
-// the service's calls to it are.
-func (s *Service) BatchAPIFor(provider string) (BatchAPI, error) {
-	info, err := s.reg.Info(provider)
+// NewBatchAPI returns the live batch service of a registered provider.
+func NewBatchAPI(reg *Registry, provider string, cfg ProviderConfig) (BatchAPI, error) {
+	info, err := reg.Info(provider)
 	if err != nil {
 		return nil, err
 	}
 	if info.NewBatchAPI == nil {
 		return nil, fmt.Errorf("provider %s has no batch API (export a batch file with 'gavel batch export' instead)", provider)
 	}
-	return info.NewBatchAPI(s.opt.Providers[provider])
+	return info.NewBatchAPI(cfg)
+}
+
+// BatchProviders lists the registered providers that have a batch API.
+func BatchProviders(reg *Registry) []string {
+	var out []string
+	for _, n := range reg.Names() {
+		if reg.infos[n].NewBatchAPI != nil {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // SubmitPending submits the pending requests of a provider that are in no

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -14,7 +16,6 @@ import (
 
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
-	"github.com/gavelhq/gavel/store"
 )
 
 func (a *app) batchCmd() *cobra.Command {
@@ -188,14 +189,10 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// batchService is the model service whose provider settings the live
-// batch commands use (base URL, key); it sends nothing itself.
-func batchService(db store.Store, provider, baseURL string) (*llm.Service, error) {
-	opts := llm.Options{Providers: map[string]llm.ProviderConfig{}}
-	if baseURL != "" {
-		opts.Providers[provider] = llm.ProviderConfig{BaseURL: baseURL}
-	}
-	return llm.NewService(registry(), db.Cache(), opts), nil
+// batchAPI is a provider's live batch service, at --base-url when given
+// (else the SDK's default or its environment variable).
+func batchAPI(provider, baseURL string) (llm.BatchAPI, error) {
+	return llm.NewBatchAPI(registry(), provider, llm.ProviderConfig{BaseURL: baseURL})
 }
 
 func (a *app) batchSubmitCmd() *cobra.Command {
@@ -210,16 +207,15 @@ batch not yet collected are not sent again. Then 'gavel batch status' and
 'gavel batch collect', and run the command again.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if provider != "openai" && provider != "anthropic" {
-				return usagef("--provider openai or anthropic")
+			if !slices.Contains(llm.BatchProviders(registry()), provider) {
+				return usagef("--provider: one of %s", strings.Join(llm.BatchProviders(registry()), ", "))
 			}
 			db, err := a.openStore(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			svc, _ := batchService(db, provider, baseURL)
-			api, err := svc.BatchAPIFor(provider)
+			api, err := batchAPI(provider, baseURL)
 			if err != nil {
 				return err
 			}
@@ -264,8 +260,7 @@ func (a *app) batchStatusCmd() *cobra.Command {
 				if !b.CollectedAt.IsZero() {
 					continue
 				}
-				svc, _ := batchService(db, b.Provider, baseURL)
-				api, err := svc.BatchAPIFor(b.Provider)
+				api, err := batchAPI(b.Provider, baseURL)
 				if err != nil {
 					return err
 				}
@@ -314,8 +309,7 @@ func (a *app) batchCollectCmd() *cobra.Command {
 				return err
 			}
 			done, running, err := llm.CollectEnded(ctx, db.Cache(), db, registry(), prices, func(provider string) (llm.BatchAPI, error) {
-				svc, _ := batchService(db, provider, baseURL)
-				return svc.BatchAPIFor(provider)
+				return batchAPI(provider, baseURL)
 			})
 			if err != nil {
 				return err
@@ -394,10 +388,10 @@ func (a *app) batchRound(ctx context.Context, m *modelFlags) error {
 		if p, _, _ := llm.ParseModel(m.model); p == provider {
 			base = m.baseURL
 		}
-		svc, _ := batchService(db, provider, base)
-		return svc.BatchAPIFor(provider)
+		return batchAPI(provider, base)
 	}
-	for _, provider := range []string{"openai", "anthropic"} {
+	providers := llm.BatchProviders(registry())
+	for _, provider := range providers {
 		api, err := apiFor(provider)
 		if err != nil {
 			return err
@@ -448,7 +442,7 @@ func (a *app) batchRound(ctx context.Context, m *modelFlags) error {
 		return err
 	}
 	err = db.Cache().Pending(ctx, func(e *llm.Entry) error {
-		if e.Provider != "openai" && e.Provider != "anthropic" && !busy[e.Key] {
+		if !slices.Contains(providers, e.Provider) && !busy[e.Key] {
 			left++
 		}
 		return nil
