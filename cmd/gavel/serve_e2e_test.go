@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,9 @@ import (
 	"time"
 
 	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/server"
+	"github.com/gavelhq/gavel/store/sqlite"
 )
 
 // serveProcess starts 'gavel serve' on a free port and returns its URL
@@ -133,6 +137,31 @@ func TestServeGateAndOutcome(t *testing.T) {
 	}
 	if l := mustGavel(t, db, "records", "list"); !strings.Contains(l, "acme/app#42") {
 		t.Fatalf("records list lacks the change:\n%s", l)
+	}
+	// A blind review of the change (as the review page records it), then
+	// the agreement of human, judge and outcome from the command line.
+	st, err := sqlite.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.SaveReview(context.Background(), &server.Review{ChangeID: "acme/app#42", Reviewer: "ann", Verdict: record.Pass})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ag struct {
+		Reviewed int `json:"reviewed_changes"`
+		Pairs    []struct {
+			Raters []string `json:"raters"`
+			N      int      `json:"n"`
+		} `json:"pairs"`
+	}
+	decodeJSON(t, mustGavel(t, db, "agreement", "--reviews", "--judge", "passfail", "--model", "sim", "--resamples", "100", "--json"), &ag)
+	if ag.Reviewed != 1 || len(ag.Pairs) != 3 || strings.Join(ag.Pairs[0].Raters, " ") != "human outcome" || ag.Pairs[0].N != 1 || ag.Pairs[1].N != 1 {
+		t.Fatalf("agreement --reviews: %+v", ag)
+	}
+	if r := gavel(t, db, "agreement", "--reviews"); r.code != 2 || !strings.Contains(r.stderr, "--model") {
+		t.Fatalf("agreement --reviews without a model: %+v", r)
 	}
 }
 
