@@ -92,18 +92,29 @@ func Builtins() []string {
 
 // Load returns a built-in judge by name, or reads a YAML spec file.
 func Load(nameOrPath string) (*Spec, error) {
+	name, b, err := LoadSource(nameOrPath)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(name, b)
+}
+
+// LoadSource returns the YAML of a built-in judge by name or of a spec
+// file, with the name Parse should give it: what another process (a
+// worker) needs to load the same judge without the file.
+func LoadSource(nameOrPath string) (name string, yamlText []byte, err error) {
 	if !strings.ContainsAny(nameOrPath, "/\\") && !strings.HasSuffix(nameOrPath, ".yaml") && !strings.HasSuffix(nameOrPath, ".yml") {
 		b, err := builtinFS.ReadFile(path.Join("builtin", nameOrPath+".yaml"))
 		if err != nil {
-			return nil, fmt.Errorf("no built-in judge %q (built-ins: %s; or give a YAML file)", nameOrPath, strings.Join(Builtins(), ", "))
+			return "", nil, fmt.Errorf("no built-in judge %q (built-ins: %s; or give a YAML file)", nameOrPath, strings.Join(Builtins(), ", "))
 		}
-		return Parse("builtin:"+nameOrPath, b)
+		return "builtin:" + nameOrPath, b, nil
 	}
 	b, err := os.ReadFile(nameOrPath)
 	if err != nil {
-		return nil, fmt.Errorf("judge: %w", err)
+		return "", nil, fmt.Errorf("judge: %w", err)
 	}
-	return Parse(nameOrPath, b)
+	return nameOrPath, b, nil
 }
 
 // Parse reads a YAML spec; name is used in errors. Unknown fields are

@@ -1,6 +1,8 @@
 // Package queue spreads gavel's work over machines with River, a job queue
 // on PostgreSQL: a command enqueues its units (one problem's validation
-// for a benchmark build), `gavel worker` processes anywhere that reaches
+// for a benchmark build, one instruction's round for ACR, one pending
+// model request, such as one record's verdict, for calibrate, eval, judge
+// and teach), `gavel worker` processes anywhere that reaches
 // the database work them, and the command waits for them. A unit only
 // fills the store's content-addressed caches, so a unit run twice (after a
 // crash) repeats nothing finished, and the command's own pass afterwards
@@ -10,19 +12,29 @@ package queue
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/rivermigrate"
-	"github.com/riverqueue/river/rivertype"
 
+	"github.com/gavelhq/gavel/acr"
 	"github.com/gavelhq/gavel/bench"
 	bexec "github.com/gavelhq/gavel/bench/exec"
 	"github.com/gavelhq/gavel/bench/problems"
+	"github.com/gavelhq/gavel/llm"
 )
 
 // Client is a River client on the store's database.
@@ -51,33 +63,26 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// BenchProblemArgs is one unit of a benchmark build: validating one
-// problem's candidates. The problems file must be readable at the same
-// path by every worker (a shared checkout or volume).
-type BenchProblemArgs struct {
-	Problems   string        `json:"problems"`
-	Lang       string        `json:"lang"`
-	Index      int           `json:"index"`
-	ProblemID  string        `json:"problem_id"`
-	Seed       uint64        `json:"seed"`
-	PerScore   int           `json:"per_score"`
-	Candidates int           `json:"candidates"`
-	Wall       time.Duration `json:"wall"`
-}
-
-// Kind implements river.JobArgs.
-func (BenchProblemArgs) Kind() string { return "gavel_bench_problem" }
-
 // Env is what a worker process brings to its units.
 type Env struct {
-	// Results is the store's result cache.
+	// Results is the store's result cache (benchmark units).
 	Results bench.ResultCache
-	// Load reads a problems file of a language.
+	// Load reads a problems file of a language (benchmark units).
 	Load func(path, lang string) ([]*problems.Problem, error)
+	// Cache is the store's model cache, where model-call units find their
+	// requests.
+	Cache llm.Cache
+	// Model is the client that sends a model's requests (with baseURL
+	// when given, else the provider's default), through the store's
+	// cache, with this process's keys, limits and prices.
+	Model func(model, baseURL string) (llm.Client, error)
+	// Executions is the store's execution cache (ACR units).
+	Executions acr.ExecCache
 
-	mu       sync.Mutex
-	problems map[string][]*problems.Problem
-	mod      *bexec.GoModule
+	mu        sync.Mutex
+	problems  map[string][]*problems.Problem
+	mod       *bexec.GoModule
+	sandboxes map[time.Duration]*acr.Sandbox
 }
 
 func (e *Env) problemsOf(path, lang string) ([]*problems.Problem, error) {
@@ -112,7 +117,22 @@ func (e *Env) goModule() (*bexec.GoModule, error) {
 	return m, nil
 }
 
-// Close frees what the units shared (the Go module).
+// sandbox is the ACR sandbox of a wall-clock limit, shared by the units.
+func (e *Env) sandbox(wall time.Duration) *acr.Sandbox {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.sandboxes == nil {
+		e.sandboxes = map[time.Duration]*acr.Sandbox{}
+	}
+	s := e.sandboxes[wall]
+	if s == nil {
+		s = &acr.Sandbox{Limits: bexec.Limits{Wall: wall}}
+		e.sandboxes[wall] = s
+	}
+	return s
+}
+
+// Close frees what the units shared (the Go modules).
 func (e *Env) Close() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -120,78 +140,250 @@ func (e *Env) Close() {
 		e.mod.Close()
 		e.mod = nil
 	}
+	for _, s := range e.sandboxes {
+		s.Close()
+	}
+	e.sandboxes = nil
 }
 
-// benchWorker works BenchProblemArgs.
-type benchWorker struct {
-	river.WorkerDefaults[BenchProblemArgs]
-	env *Env
+// Options tune how long a unit may run.
+type Options struct {
+	// UnitTimeout cancels a unit that runs longer (0: 30 minutes; a unit
+	// may compile and run dozens of programs). It runs again, from what
+	// the caches kept.
+	UnitTimeout time.Duration
+	// RescueAfter hands a unit still running after this long to another
+	// process (0: UnitTimeout plus 5 minutes). A unit of a process that
+	// died is handed on at once, whatever this says (see Runner).
+	RescueAfter time.Duration
+	// ReapEvery is how often a process looks for units held by processes
+	// that died (0: 2 seconds).
+	ReapEvery time.Duration
 }
 
-func (w *benchWorker) Work(ctx context.Context, job *river.Job[BenchProblemArgs]) error {
-	a := job.Args
-	ps, err := w.env.problemsOf(a.Problems, a.Lang)
-	if err != nil {
-		return river.JobCancel(fmt.Errorf("problems %s: %w", a.Problems, err))
+func (o Options) norm() Options {
+	if o.UnitTimeout <= 0 {
+		o.UnitTimeout = 30 * time.Minute
 	}
-	if a.Index < 0 || a.Index >= len(ps) || ps[a.Index].ID != a.ProblemID {
-		return river.JobCancel(fmt.Errorf("problems %s: no problem %s at index %d here", a.Problems, a.ProblemID, a.Index))
+	if o.RescueAfter < o.UnitTimeout {
+		o.RescueAfter = o.UnitTimeout + 5*time.Minute
 	}
-	var mod *bexec.GoModule
-	if a.Lang == "go" {
-		if mod, err = w.env.goModule(); err != nil {
-			return err
-		}
+	if o.ReapEvery <= 0 {
+		o.ReapEvery = 2 * time.Second
 	}
-	_, err = bench.WarmProblem(ctx, ps[a.Index], a.Index, mod, bench.BuildOptions{Lang: a.Lang, Seed: a.Seed, PerScore: a.PerScore,
-		Candidates: a.Candidates, Limits: bexec.Limits{Wall: a.Wall}, Cache: w.env.Results})
-	return err
+	return o
 }
 
-// NewClient makes a River client on db that works gavel's units with up
-// to jobs at once (0: it only enqueues).
-func NewClient(db *sql.DB, env *Env, jobs int) (*Client, error) {
+// Runner is a process's place in the queue: a River client that works up
+// to a number of units at once (none: it only enqueues), and a mark that
+// the process is alive.
+//
+// River hands on a unit whose process stopped answering only after
+// RescueAfter, which must exceed the longest unit. gavel does better: each
+// process holds a PostgreSQL advisory lock, named by its River client id,
+// on a connection of its own for as long as it lives; when a process dies,
+// its connection closes and the lock goes with it. Every process looks
+// every ReapEvery for running units whose last process's lock is free,
+// and makes them available again at once. A unit fills content-addressed
+// caches only, so one run again repeats nothing that finished.
+type Runner struct {
+	Client *Client
+	db     *sql.DB
+	id     string
+	alive  *sql.Conn
+	cancel context.CancelFunc
+	done   chan struct{}
+	// Reaped counts the units this process made available again.
+	reaped atomic.Int64
+}
+
+// livenessClass is the first key of the processes' advisory locks.
+const livenessClass = 1734440558
+
+func lockKey(id string) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int32(h.Sum32())
+}
+
+// Start migrates the queue's tables and starts a runner on db that works
+// up to jobs units at once with env.
+func Start(ctx context.Context, db *sql.DB, env *Env, jobs int, opt Options) (*Runner, error) {
+	opt = opt.norm()
+	if err := Migrate(ctx, db); err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	r := &Runner{db: db, id: fmt.Sprintf("gavel_%s_%d_%x", host, os.Getpid(), rnd), done: make(chan struct{})}
+	var err error
+	if r.alive, err = db.Conn(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := r.alive.ExecContext(ctx, `SELECT pg_advisory_lock($1, $2)`, livenessClass, lockKey(r.id)); err != nil {
+		r.alive.Close()
+		return nil, fmt.Errorf("queue: mark this process alive: %w", err)
+	}
 	cfg := &river.Config{
-		// A unit may compile and run dozens of programs.
-		JobTimeout:           30 * time.Minute,
-		RescueStuckJobsAfter: 35 * time.Minute,
+		ID:                   r.id,
+		JobTimeout:           opt.UnitTimeout,
+		RescueStuckJobsAfter: opt.RescueAfter,
 		FetchPollInterval:    200 * time.Millisecond,
 		MaxAttempts:          5,
+		Logger:               slog.New(slog.DiscardHandler),
 	}
 	if jobs > 0 {
 		workers := river.NewWorkers()
 		river.AddWorker(workers, &benchWorker{env: env})
+		river.AddWorker(workers, &modelCallWorker{env: env})
+		river.AddWorker(workers, &acrWorker{env: env})
 		cfg.Workers = workers
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: jobs}}
 	}
-	return river.NewClient(riverdatabasesql.New(db), cfg)
+	if r.Client, err = river.NewClient(riverdatabasesql.New(db), cfg); err == nil && jobs > 0 {
+		err = r.Client.Start(ctx)
+	}
+	if err != nil {
+		r.release()
+		return nil, err
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.cancel = cancel
+	go r.reap(rctx, opt.ReapEvery)
+	return r, nil
+}
+
+// ID is the process's River client id.
+func (r *Runner) ID() string { return r.id }
+
+// Reaped is the number of units of dead processes this one made available.
+func (r *Runner) Reaped() int64 { return r.reaped.Load() }
+
+// Stop cancels the units in hand (they run again elsewhere) and leaves the
+// queue.
+func (r *Runner) Stop() {
+	r.cancel()
+	<-r.done
+	ctx := context.Background()
+	if r.Client != nil {
+		r.Client.StopAndCancel(ctx)
+	}
+	r.release()
+}
+
+func (r *Runner) release() {
+	r.alive.ExecContext(context.Background(), `SELECT pg_advisory_unlock($1, $2)`, livenessClass, lockKey(r.id))
+	r.alive.Close()
+}
+
+func (r *Runner) reap(ctx context.Context, every time.Duration) {
+	defer close(r.done)
+	for {
+		if n, err := r.reapOnce(ctx); err == nil {
+			r.reaped.Add(int64(n))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+	}
+}
+
+// reapOnce makes available again the running units whose process died.
+func (r *Runner) reapOnce(ctx context.Context) (int, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT id, attempt, attempted_by[array_length(attempted_by, 1)] FROM river_job
+		WHERE state = 'running' AND kind LIKE 'gavel\_%' AND attempted_by IS NOT NULL`)
+	if err != nil {
+		return 0, err
+	}
+	type held struct {
+		id      int64
+		attempt int
+		by      string
+	}
+	var hs []held
+	for rows.Next() {
+		var h held
+		if err := rows.Scan(&h.id, &h.attempt, &h.by); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		if h.by != r.id {
+			hs = append(hs, h)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(hs) == 0 {
+		return 0, err
+	}
+	conn, err := r.db.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	dead := map[string]bool{}
+	n := 0
+	for _, h := range hs {
+		d, seen := dead[h.by]
+		if !seen {
+			// The lock is free only when its process is gone; taking it
+			// here proves that, and it is given back at once.
+			if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1, $2)`, livenessClass, lockKey(h.by)).Scan(&d); err != nil {
+				return n, err
+			}
+			if d {
+				if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_unlock($1, $2)`, livenessClass, lockKey(h.by)); err != nil {
+					return n, err
+				}
+			}
+			dead[h.by] = d
+		}
+		if !d {
+			continue
+		}
+		msg, _ := json.Marshal(map[string]any{"at": time.Now().UTC(), "attempt": h.attempt,
+			"error": "the process working this unit (" + h.by + ") died; handed on by " + r.id, "trace": ""})
+		res, err := r.db.ExecContext(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now(),
+			errors = array_append(errors, $3::jsonb)
+			WHERE id = $1 AND state = 'running' AND attempted_by[array_length(attempted_by, 1)] = $2`, h.id, h.by, string(msg))
+		if err != nil {
+			return n, err
+		}
+		if k, _ := res.RowsAffected(); k > 0 {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // Wait waits until every job has ended, reporting how many have. A job
 // cancelled or discarded (out of attempts) is an error.
-func Wait(ctx context.Context, c *Client, ids []int64, progress func(done, total int)) error {
+func (r *Runner) Wait(ctx context.Context, ids []int64, progress func(done, total int)) error {
 	for {
-		done := 0
-		for _, id := range ids {
-			j, err := c.JobGet(ctx, id)
+		var done int
+		var failed sql.NullInt64
+		err := r.db.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE state = 'completed'),
+			min(id) FILTER (WHERE state IN ('cancelled', 'discarded')) FROM river_job WHERE id = ANY($1)`, int64s(ids)).Scan(&done, &failed)
+		if err != nil {
+			return err
+		}
+		if failed.Valid {
+			j, err := r.Client.JobGet(ctx, failed.Int64)
 			if err != nil {
 				return err
 			}
-			switch j.State {
-			case rivertype.JobStateCompleted:
-				done++
-			case rivertype.JobStateCancelled, rivertype.JobStateDiscarded:
-				msg := ""
-				if len(j.Errors) > 0 {
-					msg = j.Errors[len(j.Errors)-1].Error
-				}
-				return fmt.Errorf("queue: unit %d (%s) %s: %s", id, j.Kind, j.State, msg)
+			msg := ""
+			if len(j.Errors) > 0 {
+				msg = j.Errors[len(j.Errors)-1].Error
 			}
+			return fmt.Errorf("queue: unit %d (%s) %s: %s", j.ID, j.Kind, j.State, msg)
 		}
 		if progress != nil {
 			progress(done, len(ids))
 		}
-		if done == len(ids) {
+		if done >= len(ids) {
 			return nil
 		}
 		select {
@@ -202,24 +394,37 @@ func Wait(ctx context.Context, c *Client, ids []int64, progress func(done, total
 	}
 }
 
-// EnqueueBench inserts one unit per problem (a unit already in the queue
-// with the same arguments is not inserted twice) and returns the jobs' ids.
-func EnqueueBench(ctx context.Context, c *Client, file string, ps []*problems.Problem, opt bench.BuildOptions) ([]int64, error) {
-	var params []river.InsertManyParams
-	for i, p := range ps {
-		params = append(params, river.InsertManyParams{
-			Args: BenchProblemArgs{Problems: file, Lang: opt.Lang, Index: i, ProblemID: p.ID, Seed: opt.Seed,
-				PerScore: opt.PerScore, Candidates: opt.Candidates, Wall: opt.Limits.Wall},
-			InsertOpts: &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}},
-		})
+// int64s is ids as a PostgreSQL array literal, which database/sql can
+// pass to any driver.
+func int64s(ids []int64) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(id, 10))
 	}
-	res, err := c.InsertMany(ctx, params)
-	if err != nil {
-		return nil, fmt.Errorf("queue: enqueue: %w", err)
-	}
-	ids := make([]int64, len(res))
-	for i, r := range res {
-		ids[i] = r.Job.ID
+	b.WriteByte('}')
+	return b.String()
+}
+
+// enqueue inserts units (one already in the queue with the same arguments
+// is not inserted twice) and returns their ids.
+func enqueue(ctx context.Context, c *Client, args []river.JobArgs) ([]int64, error) {
+	var ids []int64
+	for chunk := range slices.Chunk(args, 1000) {
+		params := make([]river.InsertManyParams, len(chunk))
+		for i, a := range chunk {
+			params[i] = river.InsertManyParams{Args: a, InsertOpts: &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}}
+		}
+		res, err := c.InsertMany(ctx, params)
+		if err != nil {
+			return nil, fmt.Errorf("queue: enqueue: %w", err)
+		}
+		for _, r := range res {
+			ids = append(ids, r.Job.ID)
+		}
 	}
 	return ids, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/gavelhq/gavel/bench/problems"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/queue"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/report"
 	"github.com/gavelhq/gavel/store"
@@ -122,11 +123,12 @@ func (a *app) loadInstructions(file, format string, limit int) ([]*acr.Instructi
 
 // acrSetup is what a round or a check needs.
 type acrSetup struct {
+	// urls are the models' servers, where given.
+	urls   map[string]string
 	db     store.Store
 	client roleClient
 	box    *acr.Sandbox
 	round  *acr.Round
-	ins    []*acr.Instruction
 	sys    string
 }
 
@@ -212,7 +214,7 @@ func (a *app) acrSetup(ctx context.Context, f *acrFlags, prog *stageProgress) (*
 		return nil, err
 	}
 	lim := bexec.Limits{Wall: f.programTimeout}
-	s := &acrSetup{db: db, box: &acr.Sandbox{Limits: lim}}
+	s := &acrSetup{db: db, box: &acr.Sandbox{Limits: lim}, urls: map[string]string{}}
 	// One service per role's model, each with its server's base URL: the
 	// generator is often a local server (the model in training), the judge
 	// and the critic hosted models of the same provider kind.
@@ -230,6 +232,9 @@ func (a *app) acrSetup(ctx context.Context, f *acrFlags, prog *stageProgress) (*
 			continue
 		}
 		urls[r.model] = r.url
+		if r.url != "" {
+			s.urls[r.model] = r.url
+		}
 		mf := f.mf
 		mf.model, mf.baseURL = r.model, r.url
 		svc, err := mf.service(db, reg)
@@ -331,6 +336,11 @@ its own service (--generator-base-url etc.); --max-cost applies to each.`,
 			}
 			defer s.close()
 			start := time.Now()
+			if f.mf.queue {
+				if err := a.acrThroughQueue(cmd.Context(), s, &f); err != nil {
+					return err
+				}
+			}
 			err = s.round.Run(cmd.Context())
 			prog.done()
 			if err != nil {
@@ -384,12 +394,51 @@ its own service (--generator-base-url etc.); --max-cost applies to each.`,
 	}
 	fl := cmd.Flags()
 	f.register(fl)
+	f.mf.queueMode = "own"
+	fl.Lookup("queue").Usage = "spread the instructions over 'gavel worker' processes through the store's work queue (PostgreSQL), one unit per instruction (its samples, runs, scores, comparison and critique); this command works units too"
 	fl.StringVarP(&out, "output", "o", "", "the dataset to write (chat JSONL)")
 	fl.StringVar(&lineage, "lineage", "", "the lineage file to write (default: the output's name with .lineage.jsonl)")
 	fl.StringVar(&reportFile, "report", "", "write an HTML report of the round")
 	fl.StringVar(&next, "next-instructions", "", "also write the next round's instructions: each reference replaced by the sample where the sample won")
 	cmd.AddCommand(a.acrInstructionsCmd(), a.acrCheckCmd(), a.acrReportCmd())
 	return cmd
+}
+
+// acrThroughQueue enqueues one unit per instruction, works units itself
+// beside any workers, and waits until all have ended: the round's own pass
+// then finds every answer and every run in the store's caches.
+func (a *app) acrThroughQueue(ctx context.Context, s *acrSetup, f *acrFlags) error {
+	if err := f.mf.checkQueue(); err != nil {
+		return err
+	}
+	if f.noExecCache {
+		return usagef("--queue works through the execution cache: leave out --no-exec-cache")
+	}
+	pw, err := queue.LoadJudgeSource(f.pointwise)
+	if err != nil {
+		return usageError{err}
+	}
+	pp, err := queue.LoadJudgeSource(f.pairwise)
+	if err != nil {
+		return usageError{err}
+	}
+	r, stop, err := startQueue(ctx, s.db, max(1, f.jobs), f.mf, f.mf.q)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	var ins []*acr.Instruction
+	for _, it := range s.round.Items {
+		ins = append(ins, it.Instruction)
+	}
+	ids, err := queue.EnqueueACR(ctx, r.Client, queue.ACRUnits(s.round.Config(), ins, pw, pp, s.urls, f.programTimeout))
+	if err != nil {
+		return err
+	}
+	prog := a.newProgress("acr: instructions done (queue)", len(ids))
+	err = r.Wait(ctx, ids, func(done, _ int) { prog.update(done) })
+	prog.done()
+	return err
 }
 
 func countsText(m map[string]int) string {

@@ -350,6 +350,15 @@ func (a *app) withBatches(root *cobra.Command) {
 		}
 		run := c.RunE
 		c.RunE = func(cmd *cobra.Command, argv []string) error {
+			if m.queue {
+				switch m.queueMode {
+				case "own":
+					return run(cmd, argv)
+				case "none":
+					return usagef("--queue is not for %s", cmd.CommandPath())
+				}
+				return a.queueRounds(cmd, argv, m, run)
+			}
 			if !m.batch {
 				return run(cmd, argv)
 			}

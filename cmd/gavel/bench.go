@@ -75,7 +75,7 @@ func (a *app) benchBuildCmd() *cobra.Command {
 	var mf modelFlags
 	var limit int
 	var timeout time.Duration
-	var noCache, useQueue bool
+	var noCache bool
 	cmd := &cobra.Command{
 		Use:   "build --problems FILE --lang go|python --per-score K --seed S -o BENCH.jsonl",
 		Short: "Build a balanced benchmark of programs of known score (0..5), each checked by running it",
@@ -128,11 +128,11 @@ and the score levels are balanced.`,
 				opt.Extra = perturb.LLMRules(cmd.Context(), svc, mf.model, lang)
 			}
 			opt.Limits = bexec.Limits{Wall: timeout}
-			if useQueue {
+			if mf.queue {
 				if noCache || len(opt.Extra) > 0 {
 					return usagef("--queue works through the result cache with the syntax rules: leave out --no-exec-cache and --model")
 				}
-				if err := a.benchThroughQueue(cmd.Context(), db, file, ps, opt); err != nil {
+				if err := a.benchThroughQueue(cmd.Context(), db, file, ps, opt, mf); err != nil {
 					return err
 				}
 			}
@@ -192,9 +192,10 @@ and the score levels are balanced.`,
 	fl.IntVar(&opt.Concurrency, "jobs", 2, "programs checked at once")
 	fl.DurationVar(&timeout, "program-timeout", 10*time.Second, "wall-clock limit of one program's tests")
 	fl.StringVarP(&out, "output", "o", "", "benchmark file to write (JSONL)")
-	fl.BoolVar(&useQueue, "queue", false, "spread the problems over 'gavel worker' processes through the store's work queue (PostgreSQL); this command works units too")
 	fl.BoolVar(&noCache, "no-exec-cache", false, "run every candidate again instead of reusing the results kept in the store")
 	mf.register(fl)
+	mf.queueMode = "own"
+	fl.Lookup("queue").Usage = "spread the problems over 'gavel worker' processes through the store's work queue (PostgreSQL); this command works units too"
 	mf.model = ""
 	fl.Lookup("model").DefValue = ""
 	fl.Lookup("model").Usage = "also compose model-applied rules, applied by this model (default: syntax rules only)"
@@ -402,18 +403,18 @@ func (a *app) benchJudge(ctx context.Context, mf *modelFlags, s *judge.Spec, pro
 // benchThroughQueue enqueues one unit per problem, works units itself
 // beside any workers, and waits until all have ended: every candidate's
 // result is then in the store's cache.
-func (a *app) benchThroughQueue(ctx context.Context, db store.Store, file string, ps []*problems.Problem, opt bench.BuildOptions) error {
-	c, stop, err := startQueue(ctx, db, max(1, opt.Concurrency))
+func (a *app) benchThroughQueue(ctx context.Context, db store.Store, file string, ps []*problems.Problem, opt bench.BuildOptions, mf modelFlags) error {
+	r, stop, err := startQueue(ctx, db, max(1, opt.Concurrency), mf, mf.q)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	ids, err := queue.EnqueueBench(ctx, c, file, ps, opt)
+	ids, err := queue.EnqueueBench(ctx, r.Client, file, ps, opt)
 	if err != nil {
 		return err
 	}
 	prog := a.newProgress("bench build: problems validated (queue)", len(ids))
-	err = queue.Wait(ctx, c, ids, func(done, _ int) { prog.update(done) })
+	err = r.Wait(ctx, ids, func(done, _ int) { prog.update(done) })
 	prog.done()
 	return err
 }

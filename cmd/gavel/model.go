@@ -42,6 +42,12 @@ type modelFlags struct {
 	dryRun      bool
 	batch       bool
 	batchPoll   time.Duration
+	// queue runs the command through the work queue; queueMode is "" (the
+	// generic way: pending requests become units), "own" (the command
+	// enqueues units of its own) or "none" (refused).
+	queue     bool
+	queueMode string
+	q         queueFlags
 }
 
 // batchable maps a command's flag set to its model flags, so that --batch
@@ -64,6 +70,8 @@ func (m *modelFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&m.batch, "batch", false, "run through the providers' batch APIs, stage by stage: each stage's requests go out as one batch (half price), and the command goes on when it has ended")
 	fl.DurationVar(&m.batchPoll, "batch-poll", time.Minute, "with --batch, how often to ask whether a batch has ended")
 	batchable[fl] = m
+	fl.BoolVar(&m.queue, "queue", false, "spread the work over 'gavel worker' processes through the store's work queue (PostgreSQL): each stage's model calls become units; this command works units too")
+	m.q.register(fl)
 	fl.BoolVar(&m.dryRun, "dry-run", false, "send nothing: print the calls by role and stage, how many the cache answers, the estimated tokens and the cost range (judge, eval, teach, calibrate)")
 }
 

@@ -70,6 +70,7 @@ gracefully on SIGINT or SIGTERM.`,
 		},
 	}
 	m.register(cmd.Flags())
+	m.queueMode = "none"
 	fl := cmd.Flags()
 	fl.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on, HOST:PORT (port 0: any free port)")
 	fl.Int64Var(&cfg.BodyLimit, "body-limit", 1<<20, "largest request body, in bytes")

@@ -3,11 +3,16 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gavelhq/gavel/bench/problems"
+	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/queue"
 	"github.com/gavelhq/gavel/store"
 )
@@ -27,62 +32,214 @@ func queueDB(db store.Store) (*sql.DB, error) {
 	return s.SQL(), nil
 }
 
-// startQueue migrates the queue's tables and starts a client that works
-// up to jobs units; stop cancels the units in hand (they run again
-// elsewhere) and frees the client.
-func startQueue(ctx context.Context, db store.Store, jobs int) (*queue.Client, func(), error) {
+// queueFlags tune the units of the work queue.
+type queueFlags struct {
+	unitTimeout, rescueAfter time.Duration
+}
+
+func (q *queueFlags) register(fl *pflag.FlagSet) {
+	fl.DurationVar(&q.unitTimeout, "unit-timeout", 30*time.Minute, "with the work queue, the time a unit may run before it is cancelled and run again")
+	fl.DurationVar(&q.rescueAfter, "rescue-after", 0, "with the work queue, hand on a unit still running after this long (default --unit-timeout + 5m; a unit of a process that died is handed on at once)")
+}
+
+// services makes the model services of the units a process works: one
+// per provider and server, with the process's own keys, limits and prices.
+type services struct {
+	mu  sync.Mutex
+	m   modelFlags
+	db  store.Store
+	svc map[string]*llm.Service
+}
+
+func (s *services) client(model, baseURL string) (llm.Client, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	provider, _, err := llm.ParseModel(model)
+	if err != nil {
+		return nil, err
+	}
+	key := provider + "\x00" + baseURL
+	if svc := s.svc[key]; svc != nil {
+		return svc, nil
+	}
+	m := s.m
+	m.model, m.baseURL = model, baseURL
+	m.offline, m.dryRun, m.batch, m.noCache, m.maxCost = false, false, false, false, 0
+	svc, err := m.service(s.db, registry())
+	if err != nil {
+		return nil, err
+	}
+	if s.svc == nil {
+		s.svc = map[string]*llm.Service{}
+	}
+	s.svc[key] = svc
+	return svc, nil
+}
+
+// startQueue starts this process's runner in the store's work queue,
+// working up to jobs units with the model settings of m; stop cancels the
+// units in hand (they run again elsewhere) and frees the runner.
+func startQueue(ctx context.Context, db store.Store, jobs int, m modelFlags, q queueFlags) (*queue.Runner, func(), error) {
 	sqlDB, err := queueDB(db)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := queue.Migrate(ctx, sqlDB); err != nil {
-		return nil, nil, err
-	}
-	env := &queue.Env{Results: db.BenchResults(), Load: func(path, lang string) ([]*problems.Problem, error) {
-		return loadProblems(path, lang)
-	}}
-	c, err := queue.NewClient(sqlDB, env, jobs)
-	if err == nil {
-		err = c.Start(ctx)
-	}
+	svcs := &services{m: m, db: db}
+	env := &queue.Env{Results: db.BenchResults(), Cache: db.Cache(), Executions: db.Executions(), Model: svcs.client,
+		Load: func(path, lang string) ([]*problems.Problem, error) { return loadProblems(path, lang) }}
+	r, err := queue.Start(ctx, sqlDB, env, jobs, queue.Options{UnitTimeout: q.unitTimeout, RescueAfter: q.rescueAfter})
 	if err != nil {
 		env.Close()
 		return nil, nil, err
 	}
-	return c, func() {
-		c.StopAndCancel(context.WithoutCancel(ctx))
+	return r, func() {
+		r.Stop()
 		env.Close()
 	}, nil
 }
 
 func (a *app) workerCmd() *cobra.Command {
 	var jobs int
+	var m modelFlags
+	var q queueFlags
 	cmd := &cobra.Command{
 		Use:   "worker --db postgres://... [--jobs N]",
-		Short: "Work units that commands enqueue (bench build --queue), on any machine that reaches the database",
+		Short: "Work the units that commands put in the store's work queue, on any machine that reaches the database",
 		Long: `Work the units that commands put in the store's work queue (River, on
-PostgreSQL): one problem's validation of a benchmark build, for now. A unit
-fills the store's caches, so one run again after a crash repeats nothing that
-finished. Run as many workers as there are machines; stop one with SIGINT or
-SIGTERM (its units in flight are cancelled and run again elsewhere).`,
+PostgreSQL) with --queue: one problem's validation (bench build), one
+instruction's samples, runs, scores and critique (acr), one pending model
+request such as one record's verdict (calibrate, eval, judge, teach).
+
+A unit fills the store's caches, so one run again after a crash repeats no paid
+call and no finished program. Model calls go out with this worker's keys
+(OPENAI_API_KEY, ANTHROPIC_API_KEY) and limits (--concurrency, --rpm, --tpm per
+provider), to the server the command named (--base-url) or the provider's; the
+store's claims keep two workers from sending the same request. Problems files
+must be readable at the same path on every machine.
+
+Run as many workers as there are machines. Stop one with SIGINT or SIGTERM: its
+units in hand are cancelled and run again elsewhere. A worker that dies
+(SIGKILL, a lost machine) loses its database session and with it the lock that
+marks it alive; the other processes hand its units on within seconds.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			if jobs < 1 {
+				return usagef("--jobs must be at least 1")
+			}
 			db, err := a.openStore(ctx)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			_, stop, err := startQueue(ctx, db, jobs)
+			m.model = "sim" // each unit names its model; this only passes the checks
+			r, stop, err := startQueue(ctx, db, jobs, m, q)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			fmt.Fprintf(a.stderr, "worker: working up to %d units at once\n", jobs)
+			fmt.Fprintf(a.stderr, "worker %s: working up to %d units at once\n", r.ID(), jobs)
 			<-ctx.Done()
+			if n := r.Reaped(); n > 0 {
+				fmt.Fprintf(a.stderr, "worker: handed on %d units of processes that died\n", n)
+			}
 			return nil
 		},
 	}
-	cmd.Flags().IntVar(&jobs, "jobs", 2, "units worked at once")
+	fl := cmd.Flags()
+	fl.IntVar(&jobs, "jobs", 2, "units worked at once")
+	fl.IntVar(&m.concurrency, "concurrency", 8, "model calls in flight per provider")
+	fl.IntVar(&m.rpm, "rpm", 0, "requests per minute per provider (0: no limit)")
+	fl.IntVar(&m.tpm, "tpm", 0, "tokens per minute per provider, estimated before each call (0: no limit)")
+	fl.IntVar(&m.maxAttempts, "max-attempts", 6, "HTTP calls per request, retries included")
+	fl.DurationVar(&m.timeout, "timeout", 5*time.Minute, "time limit of one call")
+	fl.StringVar(&m.prices, "prices", "", "price table overriding the built-in one (JSON; env GAVEL_PRICES)")
+	q.register(fl)
 	return cmd
+}
+
+// queueRounds runs a model-driven command through the work queue: offline,
+// and whenever it stops with requests pending, it enqueues one unit per
+// pending request, works units itself beside any workers, waits until all
+// have ended, and runs again, until it finishes.
+func (a *app) queueRounds(cmd *cobra.Command, argv []string, m *modelFlags, run func(*cobra.Command, []string) error) error {
+	ctx := cmd.Context()
+	if err := m.checkQueue(); err != nil {
+		return err
+	}
+	m.offline = true
+	for round := 1; ; round++ {
+		err := run(cmd, argv)
+		var se stoppedError
+		if !errors.As(err, &se) || se.why != "pending" {
+			return err
+		}
+		db, err := a.openStore(ctx)
+		if err != nil {
+			return err
+		}
+		err = a.queueRound(ctx, db, m, round)
+		db.Close()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// checkQueue refuses what --queue cannot go with.
+func (m *modelFlags) checkQueue() error {
+	switch {
+	case m.offline || m.dryRun || m.batch:
+		return usagef("--queue runs offline stage by stage by itself: leave out --offline, --dry-run and --batch")
+	case m.noCache:
+		return usagef("--queue works through the cache: leave out --no-cache")
+	case m.maxCost > 0:
+		return usagef("--max-cost counts one process's spending, and with --queue the workers spend: leave it out (or run without --queue)")
+	}
+	return nil
+}
+
+// queueRound enqueues the pending requests and waits for their units.
+func (a *app) queueRound(ctx context.Context, db store.Store, m *modelFlags, round int) error {
+	var pending []*llm.Entry
+	if err := db.Cache().Pending(ctx, func(e *llm.Entry) error {
+		pending = append(pending, e)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if len(pending) == 0 {
+		return fmt.Errorf("--queue: the command stopped with requests pending, but the store has none")
+	}
+	r, stop, err := startQueue(ctx, db, m.concurrency, *m, m.q)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	urls := map[string]string{}
+	if m.baseURL != "" {
+		urls[m.model] = m.baseURL
+	}
+	ids, err := queue.EnqueueModelCalls(ctx, r.Client, pending, urls)
+	if err != nil {
+		return err
+	}
+	prog := a.newProgress(fmt.Sprintf("queue round %d: model calls", round), len(ids))
+	err = r.Wait(ctx, ids, func(done, _ int) { prog.update(done) })
+	prog.done()
+	if err != nil {
+		return err
+	}
+	// Every unit ended; a request still pending would come round again
+	// for ever.
+	for _, e := range pending {
+		got, err := db.Cache().Get(ctx, e.Key)
+		if err != nil {
+			return err
+		}
+		if got != nil && got.Response == nil {
+			return fmt.Errorf("--queue: request %.12s (%s) is still pending after its unit completed", e.Key, e.Model)
+		}
+	}
+	return nil
 }
