@@ -175,8 +175,31 @@ func (s *Sandbox) Run(ctx context.Context, in *Instruction, code string) (*Execu
 // that goes into prompts, which must not change from run to run.
 var runPaths = regexp.MustCompile(`(?:/[^\s"':]*)?/(?:run|gomod)-\d+/|(?:\./)?\bp\d{6}/`)
 
-// StablePaths cuts the run-specific folders from a program's output.
-func StablePaths(s string) string { return runPaths.ReplaceAllString(s, "") }
+// runNoise is what a Go program's output says differently from run to run
+// of the same program: goroutine numbers, addresses and program counter
+// offsets in a panic's trace, and test durations.
+var runNoise = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`\bgoroutine \d+\b`), "goroutine N"},
+	{regexp.MustCompile(` \+0x[0-9a-f]+\b`), ""},
+	{regexp.MustCompile(`\b0x[0-9a-f]{6,}\b`), "0x?"},
+	{regexp.MustCompile(`\(\d+\.\d+s\)`), "(?s)"},
+	{regexp.MustCompile(`(?m)^((?:ok|FAIL)\s+\S+)\s+\d+\.\d+s$`), "$1"},
+}
+
+// StablePaths cuts from a program's output what changes from run to run of
+// the same program: the run-specific folders, and a Go trace's goroutine
+// numbers, addresses and timings. The output goes into prompts (the
+// critic's), which must be the same whichever process or machine ran it.
+func StablePaths(s string) string {
+	s = runPaths.ReplaceAllString(s, "")
+	for _, n := range runNoise {
+		s = n.re.ReplaceAllString(s, n.with)
+	}
+	return s
+}
 
 // GoFiles lays out a Go answer and its tests as a package: prog.go (the
 // answer, given "package main" when it has no package clause, its imports

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/gavelhq/gavel/judge"
@@ -439,4 +440,86 @@ func (r *Round) Critique(ctx context.Context) error {
 		return err
 	}
 	return stageErr("critique", pending, failed)
+}
+
+// Plan adds the round's model calls to p, sending nothing and running
+// nothing: the generator's requests exactly (checked against the cache);
+// the scores exactly when the cache holds every sample, else at most one
+// per sample; the pairwise judge's two per instruction and the critic's at
+// most one per instruction as bounds, since they depend on which sample
+// wins. Bounds price each unseen answer at the generator's max tokens.
+func (r *Round) Plan(ctx context.Context, p *llm.Plan, cache llm.Cache) error {
+	c := r.cfg
+	slots := r.slots()
+	gen := make([]*llm.Request, len(slots))
+	for i, sl := range slots {
+		gen[i] = GeneratorRequest(c.Generator, c.System, sl.it.Instruction.Instruction, c.Temperature, c.MaxTokens, sl.s.Index)
+	}
+	if err := p.Exact(ctx, cache, "generator", "generate", gen); err != nil {
+		return err
+	}
+	answers := make([]string, len(gen))
+	known := true
+	for i, req := range gen {
+		key, err := llm.Key(req)
+		if err != nil {
+			return err
+		}
+		e, err := cache.Get(ctx, key)
+		if err != nil {
+			return err
+		}
+		if e == nil || e.Response == nil {
+			known = false
+			break
+		}
+		answers[i] = e.Response.Text
+	}
+	// An answer as long as the generator may write (about four characters
+	// a token).
+	maxTokens := c.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = llm.DefaultMaxTokens
+	}
+	long := strings.Repeat("x ", 2*maxTokens)
+	score := make([]*llm.Request, len(slots))
+	var scoreTokens int64
+	for i, sl := range slots {
+		answer := long
+		if known {
+			answer = answers[i]
+		}
+		req, err := c.Pointwise.Request(c.JudgeModel, judge.Input{Instruction: sl.it.Instruction.Instruction, Candidate: answer})
+		if err != nil {
+			return err
+		}
+		score[i], scoreTokens = req, scoreTokens+llm.InputTokens(req)
+	}
+	if known {
+		if err := p.Exact(ctx, cache, "judge", "score", score); err != nil {
+			return err
+		}
+	} else if len(score) > 0 {
+		p.Bound("judge", "score", score[0], len(score), scoreTokens)
+	}
+	var cmpTokens, critTokens int64
+	var cmpLike, critLike *llm.Request
+	for _, it := range r.Items {
+		ab, ba, err := PairwiseRequests(c.Pairwise, c.JudgeModel, it.Instruction, long)
+		if err != nil {
+			return err
+		}
+		cmpLike, cmpTokens = ab, cmpTokens+llm.InputTokens(ab)+llm.InputTokens(ba)
+		cr, err := CriticRequest(c.CriticModel, CriticInput{Instruction: it.Instruction.Instruction, Answer: long,
+			Reference: it.Instruction.Reference, TestResult: strings.Repeat("x", 2000)})
+		if err != nil {
+			return err
+		}
+		critLike, critTokens = cr, critTokens+llm.InputTokens(cr)
+	}
+	if len(r.Items) > 0 {
+		p.Bound("judge", "compare", cmpLike, 2*len(r.Items), cmpTokens)
+		p.Bound("critic", "critique", critLike, len(r.Items), critTokens)
+	}
+	return nil
 }

@@ -18,6 +18,7 @@ import (
 	bexec "github.com/gavelhq/gavel/bench/exec"
 	"github.com/gavelhq/gavel/bench/perturb"
 	"github.com/gavelhq/gavel/bench/problems"
+	"github.com/gavelhq/gavel/llm"
 )
 
 // Program is one benchmark item: a program of known score for a problem.
@@ -388,4 +389,29 @@ func (r *BuildResult) Describe() string {
 	}
 	fmt.Fprintf(&b, " %d candidates dropped by validation, %d trimmed for balance, %d problems set aside", len(r.Dropped), r.Trimmed, len(r.SetAside))
 	return b.String()
+}
+
+// PlanModelRules adds to p the most model calls a build with the
+// model-applied rules of model can make: each try at a candidate composes at
+// most two rules, each of which may be a model's, and a problem has at most
+// 8 x Candidates tries per score below 5. Which rules a try draws depends
+// on the answers before it, so the plan is a bound, its input tokens those
+// of a request on each problem's canonical solution.
+func PlanModelRules(ps []*problems.Problem, opt BuildOptions, model string, p *llm.Plan) error {
+	opt = opt.withDefaults()
+	if len(perturb.LLMRuleSpecs) == 0 || len(ps) == 0 {
+		return nil
+	}
+	perProblem := 5 * 8 * opt.Candidates * 2
+	var like *llm.Request
+	var tokens int64
+	for _, pr := range ps {
+		req, err := perturb.LLMRequest(perturb.LLMRuleSpecs[0], opt.Lang, model, pr.Code())
+		if err != nil {
+			return err
+		}
+		like, tokens = req, tokens+int64(perProblem)*llm.InputTokens(req)
+	}
+	p.Bound("perturber", "candidates", like, perProblem*len(ps), tokens)
+	return nil
 }

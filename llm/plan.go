@@ -51,6 +51,13 @@ func inOut(req *Request) (int64, int64) {
 	return int64(estimateTokens(req)) - out, out
 }
 
+// InputTokens estimates a request's input tokens (characters over four,
+// the schema included).
+func InputTokens(req *Request) int64 {
+	in, _ := inOut(req)
+	return in
+}
+
 func (p *Plan) cost(l *PlanLine, in, out int64, schema bool) {
 	price, ok := p.Prices.Lookup(l.Model)
 	l.Priced = ok

@@ -235,6 +235,9 @@ func (a *app) acrSetup(ctx context.Context, f *acrFlags, prog *stageProgress) (*
 		if r.url != "" {
 			s.urls[r.model] = r.url
 		}
+		if f.mf.dryRun {
+			continue // nothing is sent
+		}
 		mf := f.mf
 		mf.model, mf.baseURL = r.model, r.url
 		svc, err := mf.service(db, reg)
@@ -336,6 +339,14 @@ its own service (--generator-base-url etc.); --max-cost applies to each.`,
 			}
 			defer s.close()
 			start := time.Now()
+			if f.mf.dryRun {
+				if f.mf.queue || f.mf.batch {
+					return usagef("--dry-run sends nothing: leave out --queue and --batch")
+				}
+				return a.dryRun(cmd.Context(), &f.mf, s.db, func(p *llm.Plan, c llm.Cache) error {
+					return s.round.Plan(cmd.Context(), p, c)
+				})
+			}
 			if f.mf.queue {
 				if err := a.acrThroughQueue(cmd.Context(), s, &f); err != nil {
 					return err

@@ -99,6 +99,25 @@ and the score levels are balanced.`,
 			if limit > 0 && limit < len(ps) {
 				ps = ps[:limit]
 			}
+			opt.Lang, opt.Source, opt.Tool = lang, file, "gavel "+buildVersion().Version
+			if mf.dryRun {
+				// Nothing is run and nothing is sent: only the model's
+				// calls are planned (none without --model).
+				if mf.queue || mf.batch {
+					return usagef("--dry-run sends nothing: leave out --queue and --batch")
+				}
+				db, err := a.openStore(cmd.Context())
+				if err != nil {
+					return err
+				}
+				defer db.Close()
+				return a.dryRun(cmd.Context(), &mf, db, func(p *llm.Plan, _ llm.Cache) error {
+					if mf.model == "" {
+						return nil
+					}
+					return bench.PlanModelRules(ps, opt, mf.model, p)
+				})
+			}
 			var mod *bexec.GoModule
 			if lang == "go" {
 				if mod, err = problems.NewGoModule(); err != nil {
@@ -106,7 +125,6 @@ and the score levels are balanced.`,
 				}
 				defer mod.Close()
 			}
-			opt.Lang, opt.Source, opt.Tool = lang, file, "gavel "+buildVersion().Version
 			var db store.Store
 			if !noCache || cmd.Flags().Changed("model") {
 				if db, err = a.openStore(cmd.Context()); err != nil {

@@ -29,6 +29,9 @@ func (a *app) dryRun(ctx context.Context, m *modelFlags, db store.Store, fill fu
 		return err
 	}
 	total := plan.Total()
+	if plan.Lines == nil {
+		plan.Lines = []*llm.PlanLine{} // a run that calls no model
+	}
 	if a.json {
 		return a.writeJSON(dryRunSummary{DryRun: true, Lines: plan.Lines, Total: total})
 	}

@@ -97,6 +97,47 @@ func TestDryRun(t *testing.T) {
 	}
 }
 
+// An ACR round's dry run: the generator's calls exactly, the judges' and
+// the critic's within their bounds; after the round, every generator and
+// scoring call is answered by the cache and the scores become exact.
+func TestACRDryRun(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "gavel.db")
+	args := []string{"acr", "--instructions", humanEvalFile, "--format", "humaneval", "--limit", "6", "--model", "sim", "--n", "3",
+		"-o", filepath.Join(dir, "round.jsonl"), "--json"}
+	var plan dryRunJSON
+	decodeJSON(t, mustGavel(t, db, append(args, "--dry-run")...), &plan)
+	lines := map[string]int{}
+	for _, l := range plan.Lines {
+		lines[l.Stage] = l.Calls
+		if (l.Stage == "generate") != l.Exact || l.Cached != 0 {
+			t.Fatalf("line %+v", l)
+		}
+	}
+	// 6 instructions x 3 samples; two pairwise orders and one critique per
+	// instruction at most.
+	if lines["generate"] != 18 || lines["score"] != 18 || lines["compare"] != 12 || lines["critique"] != 6 || plan.Total.Exact {
+		t.Fatalf("plan %+v", plan)
+	}
+	if r := gavel(t, db, "cache", "stats", "--json"); !strings.Contains(r.stdout, `"entries": 0`) {
+		t.Fatalf("a dry run wrote to the cache: %s", r.stdout)
+	}
+	var run acrJSON
+	decodeJSON(t, mustGavel(t, db, args...), &run)
+	if run.Calls.Requests > plan.Total.Calls || run.Calls.Requests < lines["generate"] {
+		t.Fatalf("the round made %d requests; the plan said %d for certain and at most %d", run.Calls.Requests, lines["generate"], plan.Total.Calls)
+	}
+	decodeJSON(t, mustGavel(t, db, append(args, "--dry-run")...), &plan)
+	for _, l := range plan.Lines {
+		switch l.Stage {
+		case "generate", "score":
+			if !l.Exact || l.Cached != l.Calls || l.ToSend != 0 {
+				t.Fatalf("after the round, %+v", l)
+			}
+		}
+	}
+}
+
 // A benchmark built again from the same store runs no candidate twice and
 // writes the same file (the results are kept by content key).
 func TestBenchBuildReusesResults(t *testing.T) {
@@ -125,5 +166,36 @@ func TestBenchBuildReusesResults(t *testing.T) {
 	fb, _ := os.ReadFile(b)
 	if string(fa) != string(fb) || first.Programs == 0 {
 		t.Fatalf("the rebuilt benchmark differs (%d programs)", first.Programs)
+	}
+}
+
+// bench build --dry-run runs nothing and sends nothing: without --model it
+// plans no call; with one, at most two model-applied rules per try, eight
+// tries per candidate, five scores per problem, which a real build stays
+// within.
+func TestBenchBuildDryRun(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "gavel.db")
+	args := []string{"bench", "build", "--problems", "../../examples/humaneval/HumanEval.jsonl.gz", "--lang", "python",
+		"--limit", "2", "--candidates", "1", "--seed", "2", "-o", filepath.Join(dir, "b.jsonl"), "--json"}
+	var plan dryRunJSON
+	decodeJSON(t, mustGavel(t, db, append(args, "--dry-run")...), &plan)
+	if !plan.DryRun || len(plan.Lines) != 0 || plan.Total.Calls != 0 {
+		t.Fatalf("without a model: %+v", plan)
+	}
+	decodeJSON(t, mustGavel(t, db, append(args, "--dry-run", "--model", "sim")...), &plan)
+	if len(plan.Lines) != 1 || plan.Lines[0].Calls != 2*5*8*1*2 || plan.Lines[0].Exact {
+		t.Fatalf("with a model: %+v", plan)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b.jsonl")); err == nil {
+		t.Fatal("a dry run wrote the benchmark")
+	}
+	mustGavel(t, db, append(args, "--model", "sim")...)
+	var stats struct {
+		Entries int `json:"entries"`
+	}
+	decodeJSON(t, mustGavel(t, db, "cache", "stats", "--json"), &stats)
+	if stats.Entries == 0 || stats.Entries > plan.Lines[0].Calls {
+		t.Fatalf("the build made %d distinct model calls; the dry run's bound is %d", stats.Entries, plan.Lines[0].Calls)
 	}
 }

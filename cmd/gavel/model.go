@@ -72,7 +72,7 @@ func (m *modelFlags) register(fl *pflag.FlagSet) {
 	batchable[fl] = m
 	fl.BoolVar(&m.queue, "queue", false, "spread the work over 'gavel worker' processes through the store's work queue (PostgreSQL): each stage's model calls become units; this command works units too")
 	m.q.register(fl)
-	fl.BoolVar(&m.dryRun, "dry-run", false, "send nothing: print the calls by role and stage, how many the cache answers, the estimated tokens and the cost range (judge, eval, teach, calibrate)")
+	fl.BoolVar(&m.dryRun, "dry-run", false, "send nothing: print the calls by role and stage, how many the cache answers, the estimated tokens and the cost range (judge, eval, teach, calibrate, acr)")
 }
 
 // errNoModel is the usage error of a command run without a model.
@@ -107,7 +107,7 @@ func (m *modelFlags) service(db store.Store, reg *llm.Registry) (*llm.Service, e
 		return nil, errNoModel
 	}
 	if m.dryRun {
-		return nil, usagef("--dry-run is not available for this command yet (it is for judge, eval, teach and calibrate)")
+		return nil, usagef("--dry-run is not available for this command (it is for judge, eval, teach, calibrate and acr)")
 	}
 	provider, _, err := llm.ParseModel(m.model)
 	if err != nil {

@@ -2,14 +2,19 @@ package main_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"database/sql"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gavelhq/gavel/llm/llmtest"
 )
 
 // startWorker starts 'gavel worker' on a store; it is stopped at the end
@@ -112,5 +117,325 @@ func TestBenchBuildThroughQueue(t *testing.T) {
 	decodeJSON(t, mustGavel(t, db, append(args(filepath.Join(dir, "again.jsonl")), "--queue")...), &again)
 	if again.Cached != again.Candidates {
 		t.Fatalf("second build: %+v", again)
+	}
+}
+
+// goWrapper writes a 'go' command that logs, before handing on to the real
+// toolchain, each test binary it is asked to build: the process that asked
+// and a hash of the package's sources. It is an outside count of the
+// programs gavel compiles and runs, whichever process runs them.
+func goWrapper(t *testing.T, dir string) (binDir, log string) {
+	t.Helper()
+	real, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the Go toolchain is needed")
+	}
+	binDir, log = filepath.Join(dir, "bin"), filepath.Join(dir, "compiles.log")
+	script := fmt.Sprintf(`#!/bin/sh
+if [ "$1" = test ] && [ "$2" = -c ]; then
+	echo "$PPID $(cat "$5"/*.go | sha256sum | cut -c1-16)" >> %q
+fi
+exec %q "$@"
+`, log, real)
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(binDir, "go"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return binDir, log
+}
+
+// queueProc is a gavel process of the queue test.
+type queueProc struct {
+	cmd    *exec.Cmd
+	stdout bytes.Buffer
+	stderr bytes.Buffer
+}
+
+func startGavel(t *testing.T, env []string, args ...string) *queueProc {
+	t.Helper()
+	p := &queueProc{cmd: exec.Command(gavelBin, args...)}
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			p.cmd.Process.Signal(syscall.SIGTERM)
+			p.cmd.Wait()
+		}
+	})
+	return p
+}
+
+// killWhenHolding SIGKILLs a worker once it is working a unit of kind and
+// at least after units of that kind have completed; it returns when.
+func killWhenHolding(t *testing.T, conn *sql.DB, w *queueProc, kind string, after int) time.Time {
+	t.Helper()
+	pid := fmt.Sprint(w.cmd.Process.Pid)
+	for range 3000 {
+		var holding, done int
+		err := conn.QueryRow(`SELECT count(*) FILTER (WHERE state = 'running' AND attempted_by[array_length(attempted_by, 1)] LIKE '%\_' || $2 || '\_%'),
+			count(*) FILTER (WHERE state = 'completed') FROM river_job WHERE kind = $1`, kind, pid).Scan(&holding, &done)
+		if err != nil && !strings.Contains(err.Error(), "does not exist") { // the queue's tables come with the first process
+			t.Fatal(err)
+		}
+		if holding > 0 && done >= after {
+			if err := w.cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			at := time.Now()
+			w.cmd.Wait()
+			return at
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("worker %s never held a %s unit", pid, kind)
+	return time.Time{}
+}
+
+// The issue's test: two workers, a benchmark build of 20 Go problems and an
+// ACR round of 20 instructions through the queue on PostgreSQL, one worker
+// killed (SIGKILL) in the middle of each: the outputs are those of one
+// process alone, no program that finished is compiled and run again (only
+// the one the dead worker had in hand), and no model request answered
+// before the kill is sent again.
+func TestQueueSurvivesKilledWorkers(t *testing.T) {
+	db := pgStore(t)
+	dir := t.TempDir()
+	binDir, compiles := goWrapper(t, dir)
+
+	fake := llmtest.NewOpenAI()
+	defer fake.Close()
+	fake.Latency = 10 * time.Millisecond
+	answer := simAnswer(t)
+	var mu sync.Mutex
+	answered := map[[32]byte][]time.Time{}
+	fake.Answer = func(c *llmtest.Call) string {
+		mu.Lock()
+		answered[sha256.Sum256(c.Body)] = append(answered[sha256.Sum256(c.Body)], time.Now())
+		mu.Unlock()
+		return answer(c)
+	}
+	const goProblems = "../../examples/humaneval-x-go/humaneval_go.jsonl.gz"
+	benchArgs := func(out string) []string {
+		return []string{"bench", "build", "--problems", goProblems, "--lang", "go", "--limit", "20", "--candidates", "1",
+			"--seed", "5", "--program-timeout", "20s", "-o", out, "--json", "--jobs", "1"}
+	}
+	acrArgs := func(out string) []string {
+		return []string{"acr", "--instructions", goProblems, "--format", "humaneval-x-go", "--limit", "20", "--n", "3",
+			"--generator", "openai:gen", "--judge-model", "openai:judge", "--critic-model", "openai:critic",
+			"--base-url", fake.URL + "/v1", "--jobs", "1", "--program-timeout", "20s", "--sim-on-real", "-o", out, "--json"}
+	}
+	keys := []string{"OPENAI_API_KEY=test-key", "GAVEL_DB="}
+
+	// The reference: one process, its own SQLite store, the real toolchain.
+	ref := filepath.Join(dir, "ref.db")
+	mustGavel(t, ref, benchArgs(filepath.Join(dir, "ref-bench.jsonl"))...)
+	mustGavel(t, ref, acrArgs(filepath.Join(dir, "ref-round.jsonl"))...)
+	mu.Lock()
+	refCalls := len(answered)
+	clear(answered)
+	mu.Unlock()
+
+	// Through the queue: two workers, compiling through the wrapper.
+	mustGavel(t, db, "records", "stats") // creates the schema
+	env := append([]string{"PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH")}, keys...)
+	worker := func() *queueProc { return startGavel(t, env, "--db", db, "worker", "--jobs", "1") }
+	w1, w2 := worker(), worker()
+	conn, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+
+	bench := startGavel(t, env, append([]string{"--db", db}, append(benchArgs(filepath.Join(dir, "q-bench.jsonl")), "--queue")...)...)
+	killWhenHolding(t, conn, w1, "gavel_bench_problem", 2)
+	if err := bench.cmd.Wait(); err != nil {
+		t.Fatalf("bench build --queue: %v\n%s", err, bench.stderr.String())
+	}
+	w3 := worker() // a machine joins
+	round := startGavel(t, env, append([]string{"--db", db}, append(acrArgs(filepath.Join(dir, "q-round.jsonl")), "--queue")...)...)
+	killedAt := killWhenHolding(t, conn, w2, "gavel_acr_instruction", 3)
+	if err := round.cmd.Wait(); err != nil {
+		t.Fatalf("acr --queue: %v\n%s", err, round.stderr.String())
+	}
+
+	// The same outputs as one process alone.
+	for _, pair := range [][2]string{{"ref-bench.jsonl", "q-bench.jsonl"}, {"ref-round.jsonl", "q-round.jsonl"},
+		{"ref-round.lineage.jsonl", "q-round.lineage.jsonl"}} {
+		a, _ := os.ReadFile(filepath.Join(dir, pair[0]))
+		b, _ := os.ReadFile(filepath.Join(dir, pair[1]))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+			for i := range min(len(al), len(bl)) {
+				if al[i] != bl[i] {
+					t.Errorf("line %d:\n%.2000s\n%.2000s", i+1, al[i], bl[i])
+					break
+				}
+			}
+			t.Fatalf("%s differs from %s, built by one process (%d, %d lines)", pair[1], pair[0], len(al), len(bl))
+		}
+	}
+	// The commands' own passes ran nothing and sent nothing.
+	var bsum struct {
+		Candidates int `json:"candidates"`
+		Cached     int `json:"cached_runs"`
+	}
+	decodeJSON(t, bench.stdout.String(), &bsum)
+	var asum acrJSON
+	decodeJSON(t, round.stdout.String(), &asum)
+	if bsum.Candidates == 0 || bsum.Cached != bsum.Candidates || asum.Calls.Sent != 0 || asum.Stats.Instructions != 20 {
+		t.Fatalf("after the queue, the commands themselves: bench %+v, acr calls %+v", bsum, asum.Calls)
+	}
+
+	// Every unit completed; the dead workers' units were handed on, and
+	// three processes at least did the work.
+	rows, err := conn.Query(`SELECT kind, state, attempted_by, coalesce(errors::text, '') FROM river_job`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	units, handedOn := map[string]int{}, 0
+	pids := map[string]bool{}
+	for rows.Next() {
+		var kind, state, by, errs string
+		if err := rows.Scan(&kind, &state, &by, &errs); err != nil {
+			t.Fatal(err)
+		}
+		if state != "completed" {
+			t.Fatalf("a %s unit ended %s: %s", kind, state, errs)
+		}
+		units[kind]++
+		if strings.Contains(errs, "died; handed on") {
+			handedOn++
+		}
+		for _, c := range strings.Split(strings.Trim(by, "{}"), ",") {
+			pids[strings.Split(c, "_")[2]] = true
+		}
+	}
+	rows.Close()
+	if units["gavel_bench_problem"] != 20 || units["gavel_acr_instruction"] != 20 || handedOn < 2 || len(pids) < 3 {
+		t.Fatalf("units %v, %d handed on after a kill, worked by %d processes", units, handedOn, len(pids))
+	}
+
+	// Programs: each compiled once, but for the one a killed worker had in
+	// hand when it died.
+	data, err := os.ReadFile(compiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := map[string]string{} // the last program each process started
+	seen := map[string]string{} // program -> the process that built it first
+	var repeats []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		pid, h, _ := strings.Cut(line, " ")
+		if h == "e3b0c44298fc1c14" { // sha256 of nothing
+			t.Fatalf("the go wrapper found no sources: %q", line)
+		}
+		if first, ok := seen[h]; ok {
+			repeats = append(repeats, first+" "+h)
+		} else {
+			seen[h] = pid
+		}
+		last[pid] = h
+	}
+	killed := map[string]bool{fmt.Sprint(w1.cmd.Process.Pid): true, fmt.Sprint(w2.cmd.Process.Pid): true}
+	for _, r := range repeats {
+		pid, h, _ := strings.Cut(r, " ")
+		if !killed[pid] || last[pid] != h {
+			t.Errorf("program %s compiled again after process %s had built it, and that process did not die with it in hand", h, pid)
+		}
+	}
+	if len(seen) < 100 {
+		t.Fatalf("only %d programs compiled through the queue", len(seen))
+	}
+	// Model requests: each sent once, but for one in flight at the kill.
+	mu.Lock()
+	defer mu.Unlock()
+	for _, times := range answered {
+		if len(times) > 1 && times[0].Before(killedAt.Add(-time.Second)) {
+			t.Errorf("a request answered at %s, well before the kill at %s, was sent again", times[0].Format(time.StampMilli), killedAt.Format(time.StampMilli))
+		}
+	}
+	if len(answered) != refCalls {
+		t.Fatalf("%d distinct requests through the queue, %d in one process", len(answered), refCalls)
+	}
+	t.Logf("%d programs, %d compiled again (in hand at a kill); %d requests; %d units handed on; workers %v", len(seen), len(repeats), len(answered), handedOn, w3.cmd.Process.Pid)
+}
+
+// A calibration through the queue: each stage's requests become units
+// that a worker and the command share; the result is the one a calibration
+// in one process reaches, and each distinct request reaches the provider
+// once.
+func TestCalibrateThroughQueue(t *testing.T) {
+	db := pgStore(t)
+	dir := t.TempDir()
+	world := filepath.Join(dir, "world.jsonl")
+	ref := filepath.Join(dir, "ref.db")
+	for _, store := range []string{ref, db} {
+		mustGavel(t, store, "sim", "records", "--n", "120", "--seed", "6", "-o", world)
+		mustGavel(t, store, "ingest", world)
+		mustGavel(t, store, "split", "main", "--exclude-status", "draft")
+	}
+	fake := llmtest.NewOpenAI()
+	defer fake.Close()
+	answer := simAnswer(t)
+	var mu sync.Mutex
+	seen := map[[32]byte]int{}
+	fake.Answer = func(c *llmtest.Call) string {
+		mu.Lock()
+		seen[sha256.Sum256(c.Body)]++
+		mu.Unlock()
+		return answer(c)
+	}
+	args := []string{"calibrate", "--judge", "passfail", "--split", "main", "--model", "openai:judge",
+		"--base-url", fake.URL + "/v1", "--max-iter", "2", "--concurrency", "4", "--resamples", "200", "--json"}
+	env := []string{"GAVEL_DB=", "OPENAI_API_KEY=test-key"}
+	one := startGavel(t, env, append([]string{"--db", ref}, args...)...)
+	if err := one.cmd.Wait(); err != nil {
+		t.Fatalf("calibrate: %v\n%s", err, one.stderr.String())
+	}
+	mu.Lock()
+	refDistinct := len(seen)
+	clear(seen)
+	mu.Unlock()
+
+	mustGavel(t, db, "records", "stats")
+	startGavel(t, env, "--db", db, "worker", "--jobs", "2")
+	q := startGavel(t, env, append([]string{"--db", db}, append(args, "--queue")...)...)
+	if err := q.cmd.Wait(); err != nil {
+		t.Fatalf("calibrate --queue: %v\n%s", err, q.stderr.String())
+	}
+	var a, b calibrateJSON
+	decodeJSON(t, one.stdout.String(), &a)
+	decodeJSON(t, q.stdout.String(), &b)
+	if len(a.Judges) != 1 || len(b.Judges) != 1 || a.Judges[0].SelectedVersion != b.Judges[0].SelectedVersion ||
+		*a.Judges[0].Gain.ScottPi != *b.Judges[0].Gain.ScottPi {
+		t.Fatalf("through the queue the calibration differs:\n%s\n%s", one.stdout.String(), q.stdout.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, n := range seen {
+		if n > 1 {
+			t.Fatalf("a request was sent %d times", n)
+		}
+	}
+	if len(seen) != refDistinct || !strings.Contains(q.stderr.String(), "queue round") {
+		t.Fatalf("%d distinct requests through the queue, %d in one process\n%s", len(seen), refDistinct, q.stderr.String())
+	}
+	// Units were worked by the worker as well as by the command.
+	conn, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var units, procs int
+	if err := conn.QueryRow(`SELECT count(*), count(DISTINCT attempted_by[1]) FROM river_job WHERE kind = 'gavel_model_call' AND state = 'completed'`).Scan(&units, &procs); err != nil {
+		t.Fatal(err)
+	}
+	if units != refDistinct || procs < 2 {
+		t.Fatalf("%d model-call units completed by %d processes, for %d requests", units, procs, refDistinct)
 	}
 }
