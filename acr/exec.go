@@ -182,6 +182,7 @@ var runNoise = []struct {
 	re   *regexp.Regexp
 	with string
 }{
+	{regexp.MustCompile(`\bp\d{6}\b`), "prog"}, // the package in a trace: gavelprobs/p000032.F(...)
 	{regexp.MustCompile(`\bgoroutine \d+\b`), "goroutine N"},
 	{regexp.MustCompile(` \+0x[0-9a-f]+\b`), ""},
 	{regexp.MustCompile(`\b0x[0-9a-f]{6,}\b`), "0x?"},

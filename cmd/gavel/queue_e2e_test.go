@@ -236,7 +236,10 @@ func TestQueueSurvivesKilledWorkers(t *testing.T) {
 	mustGavel(t, ref, benchArgs(filepath.Join(dir, "ref-bench.jsonl"))...)
 	mustGavel(t, ref, acrArgs(filepath.Join(dir, "ref-round.jsonl"))...)
 	mu.Lock()
-	refCalls := len(answered)
+	refCalls := map[[32]byte]int{} // a body can be sent more than once: the n samples of an instruction
+	for h, times := range answered {
+		refCalls[h] = len(times)
+	}
 	clear(answered)
 	mu.Unlock()
 
@@ -354,15 +357,28 @@ func TestQueueSurvivesKilledWorkers(t *testing.T) {
 	// Model requests: each sent once, but for one in flight at the kill.
 	mu.Lock()
 	defer mu.Unlock()
-	for _, times := range answered {
-		if len(times) > 1 && times[0].Before(killedAt.Add(-time.Second)) {
-			t.Errorf("a request answered at %s, well before the kill at %s, was sent again", times[0].Format(time.StampMilli), killedAt.Format(time.StampMilli))
+	again := 0
+	for h, times := range answered {
+		if extra := len(times) - refCalls[h]; extra > 0 {
+			// Sent more often than by one process: only a request in
+			// flight when its worker died may be.
+			inFlight := 0
+			for _, at := range times {
+				if at.After(killedAt.Add(-time.Second)) && at.Before(killedAt.Add(100*time.Millisecond)) {
+					inFlight++
+				}
+			}
+			if inFlight < extra {
+				t.Errorf("a request sent %d times (one process: %d), %d of them in flight at the kill at %s", len(times), refCalls[h], inFlight, killedAt.Format(time.StampMilli))
+			}
+			again += extra
 		}
 	}
-	if len(answered) != refCalls {
-		t.Fatalf("%d distinct requests through the queue, %d in one process", len(answered), refCalls)
+	if len(answered) != len(refCalls) {
+		t.Fatalf("%d distinct requests through the queue, %d in one process", len(answered), len(refCalls))
 	}
-	t.Logf("%d programs, %d compiled again (in hand at a kill); %d requests; %d units handed on; workers %v", len(seen), len(repeats), len(answered), handedOn, w3.cmd.Process.Pid)
+	t.Logf("%d programs, %d compiled again (in hand at a kill); %d distinct requests, %d sent again (in flight at the kill); %d units handed on; a third worker %d joined",
+		len(seen), len(repeats), len(answered), again, handedOn, w3.cmd.Process.Pid)
 }
 
 // A calibration through the queue: each stage's requests become units
@@ -403,7 +419,7 @@ func TestCalibrateThroughQueue(t *testing.T) {
 	mu.Unlock()
 
 	mustGavel(t, db, "records", "stats")
-	startGavel(t, env, "--db", db, "worker", "--jobs", "2")
+	w := startGavel(t, env, "--db", db, "worker", "--jobs", "2")
 	q := startGavel(t, env, append([]string{"--db", db}, append(args, "--queue")...)...)
 	if err := q.cmd.Wait(); err != nil {
 		t.Fatalf("calibrate --queue: %v\n%s", err, q.stderr.String())
@@ -431,11 +447,13 @@ func TestCalibrateThroughQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	var units, procs int
-	if err := conn.QueryRow(`SELECT count(*), count(DISTINCT attempted_by[1]) FROM river_job WHERE kind = 'gavel_model_call' AND state = 'completed'`).Scan(&units, &procs); err != nil {
+	// (A unit is one request; a schema repair of its answer goes with it.)
+	var units, byWorker int
+	if err := conn.QueryRow(`SELECT count(*), count(*) FILTER (WHERE attempted_by[1] LIKE '%\_' || $1 || '\_%')
+		FROM river_job WHERE kind = 'gavel_model_call' AND state = 'completed'`, fmt.Sprint(w.cmd.Process.Pid)).Scan(&units, &byWorker); err != nil {
 		t.Fatal(err)
 	}
-	if units != refDistinct || procs < 2 {
-		t.Fatalf("%d model-call units completed by %d processes, for %d requests", units, procs, refDistinct)
+	if units > refDistinct || units < refDistinct*9/10 || byWorker == 0 || byWorker == units {
+		t.Fatalf("%d model-call units completed, %d by the worker, for %d requests", units, byWorker, refDistinct)
 	}
 }

@@ -224,6 +224,7 @@ func (a *app) queueRound(ctx context.Context, db store.Store, m *modelFlags, rou
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(a.stderr, "queue round %d: %d model calls enqueued as units\n", round, len(ids))
 	prog := a.newProgress(fmt.Sprintf("queue round %d: model calls", round), len(ids))
 	err = r.Wait(ctx, ids, func(done, _ int) { prog.update(done) })
 	prog.done()
