@@ -119,8 +119,8 @@ func TestOutputPathsAreStable(t *testing.T) {
 		"./p000012/prog.go:3:2: imported and not used":                    "prog.go:3:2: imported and not used",
 		// A Go panic's trace, as 'go test' prints it (Go 1.26).
 		"panic: not implemented [recovered, repanicked]\n\ngoroutine 19 [running]:\ntesting.tRunner.func1.2({0x5a1b20, 0xc000012345})\n\t/usr/local/go/src/testing/testing.go:1734 +0x21c": "panic: not implemented [recovered, repanicked]\n\ngoroutine N [running]:\ntesting.tRunner.func1.2({0x?, 0x?})\n\t/usr/local/go/src/testing/testing.go:1734",
-		"--- FAIL: TestHasCloseElements (0.03s)\nFAIL\tgavelprobs/p000003\t0.012s": "--- FAIL: TestHasCloseElements (?s)\nFAIL\tgavelprobs/prog",
-		"gavelprobs/p000032.HasCloseElements(...)\n\t/tmp/gomod-1/p000032/prog.go:12": "gavelprobs/prog.HasCloseElements(...)\n\tprog.go:12",
+		"--- FAIL: TestHasCloseElements (0.03s)\nFAIL\tgavelprobs/p000003\t0.012s":                                                                                                         "--- FAIL: TestHasCloseElements (?s)\nFAIL\tgavelprobs/prog",
+		"gavelprobs/p000032.HasCloseElements(...)\n\t/tmp/gomod-1/p000032/prog.go:12":                                                                                                      "gavelprobs/prog.HasCloseElements(...)\n\tprog.go:12",
 	} {
 		if got := acr.StablePaths(in); got != want {
 			t.Errorf("%q: got %q, want %q", in, got, want)
