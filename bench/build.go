@@ -54,10 +54,14 @@ type BuildOptions struct {
 	// 3 x PerScore).
 	Candidates  int
 	Seed        uint64
-	Concurrency int // sandboxed runs at once (default 2)
-	Limits      bexec.Limits
-	Source      string
-	Tool        string
+	Concurrency int // problems checked at once (default 2)
+	// Separate compiles and links every Go candidate into a test binary of
+	// its own, as builds did before 2026-12-01, instead of one binary per
+	// problem (for comparison; the results are the same).
+	Separate bool
+	Limits   bexec.Limits
+	Source   string
+	Tool     string
 	// Extra are more rules to compose with, e.g. perturb.LLMRules.
 	Extra    []*perturb.Rule
 	Progress func(done, total int)
@@ -128,28 +132,47 @@ func Build(ctx context.Context, ps []*problems.Problem, mod *bexec.GoModule, opt
 		cands = append(cands, candidatesFor(p, pi, rules, opt)...)
 	}
 
-	// Run every candidate in the sandbox.
+	// Run every candidate in the sandbox, a problem's together (one Go
+	// test binary for all of them), problems in parallel.
 	res.Candidates = len(cands)
+	byProblem := map[*problems.Problem][]*candidate{}
+	var order []*problems.Problem
+	for _, c := range cands {
+		if byProblem[c.p] == nil {
+			order = append(order, c.p)
+		}
+		byProblem[c.p] = append(byProblem[c.p], c)
+	}
 	var mu sync.Mutex
 	var firstErr error
 	done := 0
 	sem := make(chan struct{}, opt.Concurrency)
 	var wg sync.WaitGroup
-	for _, c := range cands {
+	for _, p := range order {
+		cs := byProblem[p]
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			r, cached, err := run(ctx, opt.Cache, c.p, mod, c.code, opt.Limits)
+			codes := make([]string, len(cs))
+			for i, c := range cs {
+				codes[i] = c.code
+			}
+			rs, cached, err := runProblem(ctx, opt.Cache, p, mod, codes, opt.Limits, opt.Separate)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil && firstErr == nil {
-				firstErr = err
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				return
 			}
-			if cached {
-				res.Cached++
+			for i, c := range cs {
+				c.res = rs[i]
+				if cached[i] {
+					res.Cached++
+				}
 			}
-			c.res = r
-			done++
+			done += len(cs)
 			if opt.Progress != nil {
 				opt.Progress(done, len(cands))
 			}
@@ -261,12 +284,16 @@ func WarmProblem(ctx context.Context, p *problems.Problem, pi int, mod *bexec.Go
 		return 0, errors.New("warming a problem needs a result cache")
 	}
 	rules := append(perturb.ByLang(opt.Lang), opt.Extra...)
+	var codes []string
 	for _, c := range candidatesFor(p, pi, rules, opt) {
-		_, cached, err := run(ctx, opt.Cache, c.p, mod, c.code, opt.Limits)
-		if err != nil {
-			return ran, err
-		}
-		if !cached {
+		codes = append(codes, c.code)
+	}
+	_, cached, err := runProblem(ctx, opt.Cache, p, mod, codes, opt.Limits, opt.Separate)
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range cached {
+		if !c {
 			ran++
 		}
 	}

@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"sync"
 	"testing"
@@ -17,7 +18,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func loadFirst(t *testing.T, lang string, n int) []*problems.Problem {
+func loadFirst(t testing.TB, lang string, n int) []*problems.Problem {
 	t.Helper()
 	name, load := "../examples/humaneval-x-go/humaneval_go.jsonl.gz", problems.LoadHumanEvalXGo
 	if lang == "python" {
@@ -103,5 +104,43 @@ func TestDiverseAndDistance(t *testing.T) {
 	}
 	if bench.EditDistance(a, a) != 0 || bench.EditDistance(nil, nil) != 0 {
 		t.Fatal("distance to itself")
+	}
+}
+
+// BenchmarkBuildGo builds a benchmark over the first 20 HumanEval-X Go
+// problems (one program per score, two candidates per score, no result
+// cache) the old way, every candidate in a test binary of its own, and the
+// new way, one test binary per problem:
+//
+//	go test ./bench -run XXX -bench BuildGo -benchtime 1x
+func BenchmarkBuildGo(b *testing.B) {
+	ps := loadFirst(b, "go", 20)
+	mod, err := problems.NewGoModule()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer mod.Close()
+	lim := bexec.Limits{Wall: 10 * time.Second}
+	// Warm the shared build cache (the standard library, testify) first.
+	if _, err := bench.Build(context.Background(), ps[:1], mod, bench.BuildOptions{Lang: "go", Candidates: 2, Seed: 1, Limits: lim}); err != nil {
+		b.Fatal(err)
+	}
+	var outputs [2][]byte
+	for i, separate := range []bool{true, false} {
+		name := map[bool]string{true: "binary_per_candidate", false: "binary_per_problem"}[separate]
+		b.Run(name, func(b *testing.B) {
+			var res *bench.BuildResult
+			for b.Loop() {
+				if res, err = bench.Build(context.Background(), ps, mod, bench.BuildOptions{Lang: "go", PerScore: 1, Candidates: 2,
+					Seed: 1, Limits: lim, Separate: separate}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(res.Candidates)*float64(b.N)/b.Elapsed().Seconds(), "candidates/s")
+			outputs[i], _ = json.Marshal(res.Programs)
+		})
+	}
+	if outputs[0] != nil && outputs[1] != nil && string(outputs[0]) != string(outputs[1]) {
+		b.Fatal("the two ways built different benchmarks")
 	}
 }

@@ -34,28 +34,56 @@ func ResultKey(p *problems.Problem, code string, lim bexec.Limits) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// run runs a candidate, through the cache when there is one. Results
-// that depend on the machine's load (timeouts, resource limits) are not
-// kept.
-func run(ctx context.Context, c ResultCache, p *problems.Problem, mod *bexec.GoModule, code string, lim bexec.Limits) (*bexec.Result, bool, error) {
-	if c == nil {
-		r, err := p.Run(ctx, mod, code, lim)
-		return r, false, err
+// runProblem runs candidates of one problem, through the cache when there
+// is one: the misses together (problems.RunMany), or each alone when
+// separate is set. cached tells which results the cache gave.
+func runProblem(ctx context.Context, c ResultCache, p *problems.Problem, mod *bexec.GoModule, codes []string, lim bexec.Limits, separate bool) ([]*bexec.Result, []bool, error) {
+	results := make([]*bexec.Result, len(codes))
+	cached := make([]bool, len(codes))
+	var miss []int
+	for i, code := range codes {
+		if c != nil {
+			r, err := c.GetResult(ctx, ResultKey(p, code, lim))
+			if err != nil {
+				return nil, nil, err
+			}
+			if r != nil {
+				results[i], cached[i] = r, true
+				continue
+			}
+		}
+		miss = append(miss, i)
 	}
-	key := ResultKey(p, code, lim)
-	if r, err := c.GetResult(ctx, key); err != nil {
-		return nil, false, err
-	} else if r != nil {
-		return r, true, nil
+	if len(miss) == 0 {
+		return results, cached, nil
 	}
-	r, err := p.Run(ctx, mod, code, lim)
-	if err != nil {
-		return nil, false, err
-	}
-	if r.Status != bexec.Timeout && r.Status != bexec.ResourceLimit {
-		if err := c.PutResult(context.WithoutCancel(ctx), key, r); err != nil {
-			return nil, false, err
+	var rs []*bexec.Result
+	if separate || len(miss) == 1 {
+		for _, i := range miss {
+			r, err := p.Run(ctx, mod, codes[i], lim)
+			if err != nil {
+				return nil, nil, err
+			}
+			rs = append(rs, r)
+		}
+	} else {
+		codesMissed := make([]string, len(miss))
+		for j, i := range miss {
+			codesMissed[j] = codes[i]
+		}
+		var err error
+		if rs, err = p.RunMany(ctx, mod, codesMissed, lim); err != nil {
+			return nil, nil, err
 		}
 	}
-	return r, false, nil
+	for j, i := range miss {
+		r := rs[j]
+		results[i] = r
+		if c != nil && r.Status != bexec.Timeout && r.Status != bexec.ResourceLimit {
+			if err := c.PutResult(context.WithoutCancel(ctx), ResultKey(p, codes[i], lim), r); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return results, cached, nil
 }

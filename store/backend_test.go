@@ -25,6 +25,7 @@ var suite = []struct {
 	{"Splits", testSplits},
 	{"ExecutionCache", testExecutionCache},
 	{"Cache", testCache},
+	{"CacheHitsAreReads", testCacheHitsAreReads},
 	{"Claims", testClaims},
 	{"SharedRequestsSentOnce", testSharedRequestsSentOnce},
 	{"ConcurrentOpensOfANewStore", testConcurrentOpensOfANewStore},

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"sync"
@@ -64,6 +65,57 @@ func testCache(t *testing.T) {
 	c.AddPending(ctx, &llm.Entry{Key: "k1", Provider: "openai", Model: req.Model, Request: req})
 	if e, _ := c.Get(ctx, "k1"); e.Response == nil {
 		t.Fatal("the answer was lost")
+	}
+}
+
+// A cache hit is a read: its count waits in memory, and reaches the
+// store before the counts are read (Stats) and when the store closes, so a
+// second process sees every hit of the first once it has closed.
+func testCacheHitsAreReads(t *testing.T) {
+	ctx := context.Background()
+	dsn := freshStore(t)
+	db, err := openStore(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &llm.Request{Model: "openai:m", Messages: []llm.Message{{Role: llm.User, Content: "hi"}}}
+	for _, k := range []string{"a", "b"} {
+		if err := db.Cache().Put(ctx, &llm.Entry{Key: k, Provider: "openai", Model: req.Model, Request: req, Response: &llm.Response{Text: k}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored := func(conn *sql.DB) (n int64) {
+		if err := conn.QueryRowContext(ctx, `SELECT COALESCE(SUM(hits), 0) FROM llm_cache`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for i := range 5 {
+		if err := db.Cache().RecordHit(ctx, []string{"a", "b"}[i%2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := stored(db.SQL()); n != 0 {
+		t.Fatalf("%d hits written on the read path", n)
+	}
+	if err := db.Cache().RecordHit(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other, err := openStore(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if n := stored(other.SQL()); n != 6 {
+		t.Fatalf("after close, %d hits stored, want 6", n)
+	}
+	other.Cache().RecordHit(ctx, "b")
+	s, err := other.Cache().Stats(ctx)
+	if err != nil || s.Hits != 7 {
+		t.Fatalf("stats: %+v %v", s, err)
 	}
 }
 

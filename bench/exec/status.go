@@ -36,7 +36,10 @@ type Result struct {
 	// Build is the compiler's output for a build error.
 	Build     string        `json:"build_output,omitempty"`
 	BuildTime time.Duration `json:"build_ns,omitempty"`
-	Run       *Run          `json:"run,omitempty"`
+	// Together is the number of programs compiled into the test binary
+	// this one ran from (0: alone); BuildTime is then its share.
+	Together int  `json:"together,omitempty"`
+	Run      *Run `json:"run,omitempty"`
 }
 
 // resourceReason finds a resource limit in a run's outcome.

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
+	"sync"
 	"time"
 
 	"github.com/gavelhq/gavel/llm"
@@ -54,8 +56,7 @@ func (c *cache) Get(ctx context.Context, key string) (*llm.Entry, error) {
 	var req string
 	var resp sql.NullString
 	var created string
-	err := c.db.QueryRowContext(ctx, `SELECT key, provider, model, request, response, created_at
-		FROM llm_cache WHERE key = $1`, key).Scan(&e.Key, &e.Provider, &e.Model, &req, &resp, &created)
+	err := c.getEntry.QueryRowContext(ctx, key).Scan(&e.Key, &e.Provider, &e.Model, &req, &resp, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -113,9 +114,89 @@ func (c *cache) Put(ctx context.Context, e *llm.Entry) error {
 	return nil
 }
 
+// hitCounts are the cache hits not yet written: a hit is a read only, and
+// the counts go to the store in one transaction at most once a second (or
+// every 1,024 keys), before Stats reads them, and when the store closes. A
+// process killed outright loses at most its last second of counts, which
+// are statistics (the savings 'gavel cache stats' shows), not answers.
+type hitCounts struct {
+	mu   sync.Mutex
+	n    map[string]int64
+	last time.Time
+}
+
+// hitFlushEvery bounds how long a hit count waits in memory.
+const hitFlushEvery = time.Second
+
 func (c *cache) RecordHit(ctx context.Context, key string) error {
-	_, err := c.db.ExecContext(ctx, `UPDATE llm_cache SET hits = hits + 1 WHERE key = $1`, key)
-	return err
+	db := (*DB)(c)
+	if db.WriteHitsThrough {
+		_, err := c.db.ExecContext(ctx, `UPDATE llm_cache SET hits = hits + 1 WHERE key = $1`, key)
+		return err
+	}
+	h := &db.hits
+	h.mu.Lock()
+	if h.n == nil {
+		h.n = map[string]int64{}
+		if h.last.IsZero() {
+			h.last = time.Now()
+		}
+	}
+	h.n[key]++
+	flush := len(h.n) >= 1024 || time.Since(h.last) >= hitFlushEvery
+	h.mu.Unlock()
+	if flush {
+		return db.flushHits(ctx)
+	}
+	return nil
+}
+
+// flushHits writes the hit counts held in memory.
+func (db *DB) flushHits(ctx context.Context) error {
+	h := &db.hits
+	h.mu.Lock()
+	n := h.n
+	h.n, h.last = nil, time.Now()
+	h.mu.Unlock()
+	if len(n) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(n))
+	for k := range n {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // one order for every process: no deadlock between two flushes
+	err := db.retryBusy(ctx, func() error {
+		tx, err := db.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		stmt, err := tx.PrepareContext(ctx, `UPDATE llm_cache SET hits = hits + $1 WHERE key = $2`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, k := range keys {
+			if _, err := stmt.ExecContext(ctx, n[k], k); err != nil {
+				return err
+			}
+		}
+		return tx.Commit()
+	})
+	if err != nil {
+		// Kept for the next flush.
+		h.mu.Lock()
+		if h.n == nil {
+			h.n = map[string]int64{}
+		}
+		for k, v := range n {
+			h.n[k] += v
+		}
+		h.mu.Unlock()
+		return fmt.Errorf("cache: write hit counts: %w", err)
+	}
+	return nil
 }
 
 func (c *cache) AddPending(ctx context.Context, e *llm.Entry) error {
@@ -156,6 +237,9 @@ func (c *cache) Pending(ctx context.Context, fn func(*llm.Entry) error) error {
 }
 
 func (c *cache) Stats(ctx context.Context) (*llm.CacheStats, error) {
+	if err := (*DB)(c).flushHits(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := c.db.QueryContext(ctx, `SELECT model,
 			COUNT(response), COUNT(*) - COUNT(response), COALESCE(SUM(hits), 0),
 			COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0),

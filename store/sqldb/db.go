@@ -51,6 +51,13 @@ type DB struct {
 	// ImportMemoryLimit is how many bytes of record bodies an import
 	// holds in memory before it stages them (default 64 MiB).
 	ImportMemoryLimit int
+	// WriteHitsThrough counts each cache hit with an UPDATE of its own, as
+	// the store did before 2026-12-01, instead of in memory (for
+	// comparison).
+	WriteHitsThrough bool
+
+	hits     hitCounts
+	getEntry *sql.Stmt
 }
 
 var _ record.Store = (*DB)(nil)
@@ -67,11 +74,25 @@ func New(ctx context.Context, sqldb *sql.DB, d Dialect, where string) (*DB, erro
 	if err := db.retryBusy(mctx, func() error { return db.migrate(ctx) }); err != nil {
 		return nil, err
 	}
+	var err error
+	if db.getEntry, err = sqldb.PrepareContext(ctx, `SELECT key, provider, model, request, response, created_at
+		FROM llm_cache WHERE key = $1`); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
 	return db, nil
 }
 
-// Close closes the store.
-func (db *DB) Close() error { return db.db.Close() }
+// Close writes the hit counts held in memory and closes the store.
+func (db *DB) Close() error {
+	ferr := db.flushHits(context.Background())
+	if db.getEntry != nil {
+		db.getEntry.Close()
+	}
+	if err := db.db.Close(); err != nil {
+		return err
+	}
+	return ferr
+}
 
 // Path returns what the store is: a SQLite file's path, or the URL of a
 // database server without its password.
