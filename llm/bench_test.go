@@ -135,7 +135,9 @@ func (c *memCache) Put(_ context.Context, e *llm.Entry) error {
 
 func (c *memCache) RecordHit(context.Context, string) error { return nil }
 
-func (c *memCache) AddPending(_ context.Context, e *llm.Entry) error { return c.Put(context.Background(), e) }
+func (c *memCache) AddPending(_ context.Context, e *llm.Entry) error {
+	return c.Put(context.Background(), e)
+}
 
 func (c *memCache) Pending(context.Context, func(*llm.Entry) error) error { return nil }
 
