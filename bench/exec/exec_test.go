@@ -6,6 +6,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -152,5 +154,45 @@ func TestPythonStatuses(t *testing.T) {
 		if res := run(t, src, bexec.Limits{Wall: 5 * time.Second}); res.Status != want {
 			t.Errorf("%q: %s, want %s", src, res.Status, want)
 		}
+	}
+}
+
+// acrStable finds the folder a program ran in, in what it wrote.
+var acrStable = regexp.MustCompile(`/[^\s"']*/(?:run-\d+|TestPythonRunsAsItself\d+/\d+)/`)
+
+// One interpreter checks and runs a program: what the program writes, its
+// exit code and an uncaught exception's trace are those of 'python3 -I
+// prog.py'; a program that does not parse runs nothing; one that parses
+// but does not compile fails as Python fails it at start-up.
+func TestPythonRunsAsItself(t *testing.T) {
+	needPython(t)
+	for _, src := range []string{
+		"import sys\nprint(__name__, __file__, sys.argv, sys.path[0] != '')\ndef f():\n    raise KeyError('k')\nf()\n",
+		"import sys\nprint('before', flush=True)\nsys.exit(3)\n",
+		"if __name__ == '__main__':\n    x = [1]\n    assert x == [2], 'x is not [2]'\n",
+		"return 1\n",
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "prog.py"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bexec.PythonInterpreter(), "-I", "prog.py")
+		cmd.Dir = dir
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		code := 0
+		if err := cmd.Run(); err != nil {
+			code = err.(*exec.ExitError).ExitCode()
+		}
+		res := run(t, src, bexec.Limits{Wall: 5 * time.Second})
+		// The two ran in folders of their own.
+		sandboxed := func(s string) string { return acrStable.ReplaceAllString(s, "DIR/") }
+		if res.Run == nil || sandboxed(res.Run.Stdout) != sandboxed(stdout.String()) || sandboxed(res.Run.Stderr) != sandboxed(stderr.String()) || res.Run.ExitCode != code {
+			t.Errorf("%q:\nsandbox %+v\nbare    exit %d, %q, %q", src, res.Run, code, stdout.String(), stderr.String())
+		}
+	}
+	res := run(t, "print('ran')\ndef f(:\n", bexec.Limits{Wall: 5 * time.Second})
+	if res.Status != bexec.BuildError || res.Run != nil || !strings.HasPrefix(res.Build, "  File ") || !strings.HasSuffix(res.Build, "SyntaxError: invalid syntax\n") {
+		t.Fatalf("a program that does not parse: %+v", res)
 	}
 }

@@ -102,7 +102,7 @@ func (m *GoModule) TestMany(ctx context.Context, cands []Candidate, lim Limits) 
 		if !in[i] {
 			continue
 		}
-		r, err := runOne(ctx, bin, c.Tests, lim)
+		r, err := RunTestBinary(ctx, bin, c.Tests, lim)
 		if err != nil {
 			return nil, err
 		}
@@ -147,10 +147,17 @@ func (m *GoModule) build(ctx context.Context, cands []Candidate, in []bool, bin 
 	return string(out), err
 }
 
-// runOne runs a candidate's tests from the shared binary, copied into a
-// working folder of the run's own: nothing one run does to its folder
-// reaches another's.
-func runOne(ctx context.Context, bin string, tests []string, lim Limits) (*Result, error) {
+// Compile builds a package of Go files (its tests included) in the module
+// into the test binary bin, returning the compiler's output.
+func (m *GoModule) Compile(ctx context.Context, files map[string]string, bin string) (string, error) {
+	return m.build(ctx, []Candidate{{Files: files}}, []bool{true}, bin)
+}
+
+// RunTestBinary runs a test binary's tests (those named, or all) in the
+// sandbox, from a copy in a working folder of the run's own: nothing one
+// run does to its folder reaches another's.
+func RunTestBinary(ctx context.Context, bin string, tests []string, lim Limits) (*Result, error) {
+	lim = lim.norm()
 	work, cleanup, err := NewWorkdir()
 	if err != nil {
 		return nil, err
@@ -162,8 +169,11 @@ func runOne(ctx context.Context, bin string, tests []string, lim Limits) (*Resul
 	if err := Chown(work); err != nil {
 		return nil, err
 	}
-	run, err := Exec(ctx, Cmd{Argv: []string{"./prog.test", "-test.count=1", "-test.run=^(" + strings.Join(tests, "|") + ")$",
-		"-test.timeout=" + (lim.Wall + time.Second).String()},
+	argv := []string{"./prog.test", "-test.count=1", "-test.timeout=" + (lim.Wall + time.Second).String()}
+	if len(tests) > 0 {
+		argv = append(argv, "-test.run=^("+strings.Join(tests, "|")+")$")
+	}
+	run, err := Exec(ctx, Cmd{Argv: argv,
 		Env: []string{"GOMAXPROCS=2", "GOTRACEBACK=single"}, Dir: work, Limits: lim})
 	if err != nil {
 		return nil, err

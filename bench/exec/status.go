@@ -247,9 +247,50 @@ func capText(s string, n int) string {
 	return s
 }
 
+// pythonRunner starts a program in one interpreter, as 'python3 -I
+// prog.py' would, after checking that it parses: a program that does not
+// parse ends with parseMarker and exit code parseExit, without running. A
+// SyntaxError that only compiling finds ('return' outside a function) is
+// reported as Python reports it at start-up, exit code 1, as before. The
+// program runs as the __main__ module, with sys.argv ['prog.py'], and an
+// uncaught exception's trace leaves out this runner's frame, so the output
+// is the program's own.
+const pythonRunner = `import ast, os, sys, traceback, types
+path = os.path.abspath('prog.py')
+try:
+    with open(path, 'rb') as f:
+        src = f.read()
+    ast.parse(src, path)
+except (SyntaxError, ValueError, UnicodeDecodeError) as e:
+    sys.stderr.write(''.join(traceback.format_exception_only(type(e), e)))
+    sys.stderr.write('\n` + pythonParseMarker + `\n')
+    sys.exit(` + pythonParseExit + `)
+try:
+    code = compile(src, path, 'exec')
+except SyntaxError as e:
+    sys.stderr.write(''.join(traceback.format_exception_only(type(e), e)))
+    sys.exit(1)
+del src
+main = types.ModuleType('__main__')
+main.__file__ = path
+main.__builtins__ = __builtins__
+sys.modules['__main__'] = main
+sys.argv = ['prog.py']
+def hook(t, v, tb):
+    traceback.print_exception(t, v, tb.tb_next if tb is not None else tb)
+sys.excepthook = hook
+del ast, os, types, hook, f, path
+exec(code, main.__dict__)
+`
+
+const (
+	pythonParseMarker = "gavel: the program does not parse"
+	pythonParseExit   = "86"
+)
+
 // Python runs a Python program (a script that runs its own tests and
-// exits non-zero when one fails) in the sandbox: first a compile check,
-// then the script.
+// exits non-zero when one fails) in the sandbox: one interpreter checks
+// that it parses, then runs it.
 func Python(ctx context.Context, source string, lim Limits) (*Result, error) {
 	lim = lim.norm()
 	work, cleanup, err := NewWorkdir()
@@ -268,20 +309,16 @@ func Python(ctx context.Context, source string, lim Limits) (*Result, error) {
 	if p := os.Getenv("PATH"); p != "" {
 		env = append(env, "PATH="+p)
 	}
-	t0 := time.Now()
-	check, err := Exec(ctx, Cmd{Argv: []string{python(), "-I", "-c", "import ast,sys; ast.parse(open('prog.py').read(), 'prog.py')"},
-		Env: env, Dir: work, Limits: Limits{Wall: 10 * time.Second, Output: lim.Output}})
+	run, err := Exec(ctx, Cmd{Argv: []string{python(), "-I", "-c", pythonRunner}, Env: env, Dir: work, Limits: lim})
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{BuildTime: time.Since(t0)}
-	if check.ExitCode != 0 || check.Signal != "" {
-		res.Status, res.Reason, res.Build = BuildError, "the program does not parse", check.Stderr
+	res := &Result{}
+	if stderr := strings.TrimSpace(run.Stderr); fmt.Sprint(run.ExitCode) == pythonParseExit && run.Signal == "" && !run.TimedOut &&
+		strings.HasSuffix(stderr, pythonParseMarker) {
+		res.Status, res.Reason = BuildError, "the program does not parse"
+		res.Build = strings.TrimRight(strings.TrimSuffix(strings.TrimRight(run.Stderr, "\n"), pythonParseMarker), "\n") + "\n"
 		return res, nil
-	}
-	run, err := Exec(ctx, Cmd{Argv: []string{python(), "-I", "prog.py"}, Env: env, Dir: work, Limits: lim})
-	if err != nil {
-		return nil, err
 	}
 	res.Run = run
 	res.Status, res.Reason = classifyPython(run)
