@@ -41,7 +41,14 @@ func runProblem(ctx context.Context, c ResultCache, p *problems.Problem, mod *be
 	results := make([]*bexec.Result, len(codes))
 	cached := make([]bool, len(codes))
 	var miss []int
+	same := map[int][]int{} // a missed code -> later candidates with the same code
+	firstOf := map[string]int{}
 	for i, code := range codes {
+		if j, ok := firstOf[code]; ok {
+			same[j] = append(same[j], i) // runs once; its result is theirs too
+			continue
+		}
+		firstOf[code] = i
 		if c != nil {
 			r, err := c.GetResult(ctx, ResultKey(p, code, lim))
 			if err != nil {
@@ -54,36 +61,44 @@ func runProblem(ctx context.Context, c ResultCache, p *problems.Problem, mod *be
 		}
 		miss = append(miss, i)
 	}
+	defer func() { // the candidates that had the same code as one before them
+		for i, ks := range same {
+			for _, k := range ks {
+				results[k], cached[k] = results[i], cached[i]
+			}
+		}
+	}()
 	if len(miss) == 0 {
 		return results, cached, nil
 	}
-	var rs []*bexec.Result
+	// Each result is kept as soon as it is known: a build stopped part-way
+	// runs again only what had not finished.
+	keep := func(j int, r *bexec.Result) error {
+		i := miss[j]
+		results[i] = r
+		if c != nil && r.Status != bexec.Timeout && r.Status != bexec.ResourceLimit {
+			return c.PutResult(context.WithoutCancel(ctx), ResultKey(p, codes[i], lim), r)
+		}
+		return nil
+	}
 	if separate || len(miss) == 1 {
-		for _, i := range miss {
+		for j, i := range miss {
 			r, err := p.Run(ctx, mod, codes[i], lim)
 			if err != nil {
 				return nil, nil, err
 			}
-			rs = append(rs, r)
-		}
-	} else {
-		codesMissed := make([]string, len(miss))
-		for j, i := range miss {
-			codesMissed[j] = codes[i]
-		}
-		var err error
-		if rs, err = p.RunMany(ctx, mod, codesMissed, lim); err != nil {
-			return nil, nil, err
-		}
-	}
-	for j, i := range miss {
-		r := rs[j]
-		results[i] = r
-		if c != nil && r.Status != bexec.Timeout && r.Status != bexec.ResourceLimit {
-			if err := c.PutResult(context.WithoutCancel(ctx), ResultKey(p, codes[i], lim), r); err != nil {
+			if err := keep(j, r); err != nil {
 				return nil, nil, err
 			}
 		}
+		return results, cached, nil
+	}
+	progs := make([]problems.Program, len(miss))
+	for j, i := range miss {
+		progs[j] = problems.Program{Problem: p, Code: codes[i]}
+	}
+	if _, err := problems.RunPrograms(ctx, mod, progs, lim, keep); err != nil {
+		return nil, nil, err
 	}
 	return results, cached, nil
 }

@@ -32,8 +32,10 @@ var compileErrFile = regexp.MustCompile(`(?m)^(?:\./)?(?:p\d{6}/)?([A-Za-z0-9_]+
 // rest compiled again (at most three times); their results are nil, for
 // the caller to run them alone, as Test would, so that a candidate that
 // does not compile gets exactly the result it gets alone. All results are
-// nil when no binary could be built.
-func (m *GoModule) TestMany(ctx context.Context, cands []Candidate, lim Limits) ([]*Result, error) {
+// nil when no binary could be built. done, when given, is told each result
+// as soon as it is known (so that a caller can keep it before the others
+// have run).
+func (m *GoModule) TestMany(ctx context.Context, cands []Candidate, lim Limits, done func(i int, r *Result) error) ([]*Result, error) {
 	lim = lim.norm()
 	results := make([]*Result, len(cands))
 	in := make([]bool, len(cands))
@@ -111,6 +113,11 @@ func (m *GoModule) TestMany(ctx context.Context, cands []Candidate, lim Limits) 
 		}
 		r.BuildTime, r.Together = buildTime/time.Duration(n), n
 		results[i] = r
+		if done != nil {
+			if err := done(i, r); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return results, nil
 }

@@ -14,49 +14,76 @@ import (
 )
 
 // RunMany runs programs (perturbed versions of Code) against the problem's
-// tests, with the results Run gives each alone. Go programs are compiled
-// together, into one test binary (each program's package-level names
-// renamed apart, each run in a process of its own with only its own
-// tests): one compile and one link instead of one per program. A program
-// that could reach the others' runs (an init function, a main, a
-// package-level variable set by a call) or that does not compile beside
-// them runs alone.
+// tests, with the results Run gives each alone; see RunPrograms.
 func (p *Problem) RunMany(ctx context.Context, mod *bexec.GoModule, codes []string, lim bexec.Limits) ([]*bexec.Result, error) {
-	results := make([]*bexec.Result, len(codes))
-	if p.Lang == "go" && len(codes) > 1 && mod != nil {
-		var cands []bexec.Candidate
-		var idx []int
-		for i, code := range codes {
-			src, err := GoTestFile(p.Setup + "\n" + code + "\n\n" + p.Test)
-			if err != nil {
-				continue // alone: the compiler will say why
-			}
-			out, tests, ok := RenameApart(src, fmt.Sprintf("_gv%d", i))
-			if !ok || len(tests) == 0 {
-				continue
-			}
-			cands = append(cands, bexec.Candidate{Files: map[string]string{fmt.Sprintf("c%d_test.go", i): out}, Tests: tests})
-			idx = append(idx, i)
+	progs := make([]Program, len(codes))
+	for i, c := range codes {
+		progs[i] = Program{Problem: p, Code: c}
+	}
+	return RunPrograms(ctx, mod, progs, lim, nil)
+}
+
+// Program is a program to run against a problem's tests.
+type Program struct {
+	Problem *Problem
+	Code    string
+}
+
+// RunPrograms runs programs against their problems' tests, with the
+// results Run gives each alone. Go programs are compiled together, into
+// one test binary (each program's package-level names renamed apart, each
+// run in a process of its own with only its own tests): one compile and
+// one link instead of one per program. A program that could reach the
+// others' runs (an init function, a main, a package-level variable set by
+// a call) or that does not compile beside them runs alone. done, when
+// given, is told each result as soon as it is known.
+func RunPrograms(ctx context.Context, mod *bexec.GoModule, progs []Program, lim bexec.Limits, done func(i int, r *bexec.Result) error) ([]*bexec.Result, error) {
+	results := make([]*bexec.Result, len(progs))
+	var cands []bexec.Candidate
+	var idx []int
+	for i, pr := range progs {
+		p := pr.Problem
+		if p.Lang != "go" || mod == nil || len(progs) < 2 {
+			continue
 		}
-		if len(cands) > 1 {
-			rs, err := mod.TestMany(ctx, cands, lim)
-			if err != nil {
-				return nil, err
-			}
-			for j, r := range rs {
-				results[idx[j]] = r
-			}
+		src, err := GoTestFile(p.Setup + "\n" + pr.Code + "\n\n" + p.Test)
+		if err != nil {
+			continue // alone: the compiler will say why
+		}
+		out, tests, ok := RenameApart(src, fmt.Sprintf("_gv%d", i))
+		if !ok || len(tests) == 0 {
+			continue
+		}
+		cands = append(cands, bexec.Candidate{Files: map[string]string{fmt.Sprintf("c%d_test.go", i): out}, Tests: tests})
+		idx = append(idx, i)
+	}
+	if len(cands) > 1 {
+		var each func(j int, r *bexec.Result) error
+		if done != nil {
+			each = func(j int, r *bexec.Result) error { return done(idx[j], r) }
+		}
+		rs, err := mod.TestMany(ctx, cands, lim, each)
+		if err != nil {
+			return nil, err
+		}
+		for j, r := range rs {
+			results[idx[j]] = r
 		}
 	}
-	for i, code := range codes {
+	for i, pr := range progs {
 		if results[i] != nil {
 			continue
 		}
-		r, err := p.Run(ctx, mod, code, lim)
+		r, err := pr.Problem.Run(ctx, mod, pr.Code, lim)
 		if err != nil {
 			return nil, err
 		}
 		results[i] = r
+		if done != nil {
+			if err := done(i, r); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return results, nil
 }
@@ -71,7 +98,7 @@ func (p *Problem) RunMany(ctx context.Context, mod *bexec.GoModule, codes []stri
 // program's process.
 func RenameApart(src, suffix string) (string, []string, bool) {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "prog_test.go", src, parser.SkipObjectResolution)
+	f, err := parser.ParseFile(fset, "prog_test.go", src, parser.SkipObjectResolution|parser.ParseComments)
 	if err != nil {
 		return "", nil, false
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	bexec "github.com/gavelhq/gavel/bench/exec"
@@ -17,7 +18,15 @@ func main() {
 	// limits and becomes the program, never returning here.
 	bexec.Launch()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// GAVEL_CPUPROFILE=FILE writes a CPU profile of the run, for
+	// 'go tool pprof' (BENCHMARKS.md).
+	if path := os.Getenv("GAVEL_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			pprof.StartCPUProfile(f) // written by StopCPUProfile; the file closes with the process
+		}
+	}
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	pprof.StopCPUProfile()
 	stop()
 	os.Exit(code)
 }

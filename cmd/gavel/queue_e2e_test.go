@@ -120,10 +120,15 @@ func TestBenchBuildThroughQueue(t *testing.T) {
 	}
 }
 
-// goWrapper writes a 'go' command that logs, before handing on to the real
-// toolchain, each test binary it is asked to build: the process that asked
-// and a hash of the package's sources. It is an outside count of the
-// programs gavel compiles and runs, whichever process runs them.
+// goWrapper writes a 'go' command that logs, after the real toolchain,
+// each program in each test binary it built (a failed build, which runs
+// nothing, is not logged; gavel builds the rest again without the program
+// the compiler blamed): the
+// process that asked, the build (the wrapper's own pid), and a hash of the
+// program's file (a problem's candidates share a binary, each in a file of
+// its own with its names renamed apart by a suffix, which the hash leaves
+// out). It is an outside count of the programs gavel compiles and runs,
+// whichever process runs them.
 func goWrapper(t *testing.T, dir string) (binDir, log string) {
 	t.Helper()
 	real, err := exec.LookPath("go")
@@ -133,9 +138,22 @@ func goWrapper(t *testing.T, dir string) (binDir, log string) {
 	binDir, log = filepath.Join(dir, "bin"), filepath.Join(dir, "compiles.log")
 	script := fmt.Sprintf(`#!/bin/sh
 if [ "$1" = test ] && [ "$2" = -c ]; then
-	echo "$PPID $(cat "$5"/*.go | sha256sum | cut -c1-16)" >> %q
+	hashes=""
+	if ls "$5"/c[0-9]*_test.go >/dev/null 2>&1; then
+		for f in "$5"/*.go; do
+			hashes="$hashes $(sed 's/_gv[0-9]*//g' "$f" | sha256sum | cut -c1-16)"
+		done
+	else
+		hashes=$(cat "$5"/*.go | sha256sum | cut -c1-16)
+	fi
+	%[2]q "$@"
+	rc=$?
+	if [ $rc = 0 ]; then
+		for h in $hashes; do echo "$PPID $$ $h" >> %[1]q; done
+	fi
+	exit $rc
 fi
-exec %q "$@"
+exec %[2]q "$@"
 `, log, real)
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -323,32 +341,44 @@ func TestQueueSurvivesKilledWorkers(t *testing.T) {
 		t.Fatalf("units %v, %d handed on after a kill, worked by %d processes", units, handedOn, len(pids))
 	}
 
-	// Programs: each compiled once, but for the one a killed worker had in
-	// hand when it died.
+	// Programs: each compiled once, but for those a killed worker had in
+	// hand (in the last binary it had built) when it died.
 	data, err := os.ReadFile(compiles)
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := map[string]string{} // the last program each process started
-	seen := map[string]string{} // program -> the process that built it first
-	var repeats []string
+	lastBuild := map[string]string{} // process -> its last build
+	type use struct{ pid, build string }
+	var lines []struct {
+		use
+		h string
+	}
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		pid, h, _ := strings.Cut(line, " ")
-		if h == "e3b0c44298fc1c14" { // sha256 of nothing
-			t.Fatalf("the go wrapper found no sources: %q", line)
+		f := strings.Fields(line)
+		if len(f) != 3 || f[2] == "e3b0c44298fc1c14" { // sha256 of nothing
+			t.Fatalf("the go wrapper logged %q", line)
 		}
-		if first, ok := seen[h]; ok {
-			repeats = append(repeats, first+" "+h)
-		} else {
-			seen[h] = pid
-		}
-		last[pid] = h
+		lines = append(lines, struct {
+			use
+			h string
+		}{use{f[0], f[1]}, f[2]})
+		lastBuild[f[0]] = f[1]
 	}
 	killed := map[string]bool{fmt.Sprint(w1.cmd.Process.Pid): true, fmt.Sprint(w2.cmd.Process.Pid): true}
-	for _, r := range repeats {
-		pid, h, _ := strings.Cut(r, " ")
-		if !killed[pid] || last[pid] != h {
-			t.Errorf("program %s compiled again after process %s had built it, and that process did not die with it in hand", h, pid)
+	t.Logf("processes: workers %d, %d (killed), %d; bench build %d; acr %d", w1.cmd.Process.Pid, w2.cmd.Process.Pid, w3.cmd.Process.Pid,
+		bench.cmd.Process.Pid, round.cmd.Process.Pid)
+	seen := map[string]use{} // program -> where it was first built
+	repeats := 0
+	for _, l := range lines {
+		first, ok := seen[l.h]
+		if !ok {
+			seen[l.h] = l.use
+			continue
+		}
+		repeats++
+		if !killed[first.pid] || lastBuild[first.pid] != first.build {
+			t.Errorf("program %s built again by process %s (build %s) after process %s had built it (build %s), and that process did not die with it in hand",
+				l.h, l.pid, l.build, first.pid, first.build)
 		}
 	}
 	if len(seen) < 100 {
@@ -378,7 +408,7 @@ func TestQueueSurvivesKilledWorkers(t *testing.T) {
 		t.Fatalf("%d distinct requests through the queue, %d in one process", len(answered), len(refCalls))
 	}
 	t.Logf("%d programs, %d compiled again (in hand at a kill); %d distinct requests, %d sent again (in flight at the kill); %d units handed on; a third worker %d joined",
-		len(seen), len(repeats), len(answered), again, handedOn, w3.cmd.Process.Pid)
+		len(seen), repeats, len(answered), again, handedOn, w3.cmd.Process.Pid)
 }
 
 // A calibration through the queue: each stage's requests become units
