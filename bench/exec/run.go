@@ -403,9 +403,12 @@ func (c *cgroup) killAll() {
 	}
 }
 
-// waitEmpty kills until the cgroup is empty, for at most two seconds.
+// waitEmpty kills until the cgroup is empty, for about two seconds at
+// most, looking again soon at first (a killed process is gone within
+// microseconds to milliseconds).
 func (c *cgroup) waitEmpty() {
-	for range 200 {
+	wait := 100 * time.Microsecond
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
 		ps := c.pids()
 		if len(ps) == 0 {
 			return
@@ -413,17 +416,22 @@ func (c *cgroup) waitEmpty() {
 		for _, p := range ps {
 			syscall.Kill(p, syscall.SIGKILL)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(wait)
+		wait = min(2*wait, 10*time.Millisecond)
 	}
 }
 
+// remove empties and removes the cgroup; the kernel may refuse the removal
+// for a moment after its last process has gone.
 func (c *cgroup) remove() {
 	c.waitEmpty()
-	for range 50 {
+	wait := 100 * time.Microsecond
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
 		if err := os.Remove(c.dir); err == nil || errors.Is(err, os.ErrNotExist) {
 			return
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(wait)
+		wait = min(2*wait, 10*time.Millisecond)
 	}
 }
 

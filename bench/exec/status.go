@@ -255,31 +255,34 @@ func capText(s string, n int) string {
 // program runs as the __main__ module, with sys.argv ['prog.py'], and an
 // uncaught exception's trace leaves out this runner's frame, so the output
 // is the program's own.
-const pythonRunner = `import ast, os, sys, traceback, types
+const pythonRunner = `import os, sys
 path = os.path.abspath('prog.py')
 try:
     with open(path, 'rb') as f:
         src = f.read()
-    ast.parse(src, path)
+    compile(src, path, 'exec', 0x400)  # ast.PyCF_ONLY_AST: parse only
 except (SyntaxError, ValueError, UnicodeDecodeError) as e:
+    import traceback
     sys.stderr.write(''.join(traceback.format_exception_only(type(e), e)))
     sys.stderr.write('\n` + pythonParseMarker + `\n')
     sys.exit(` + pythonParseExit + `)
 try:
     code = compile(src, path, 'exec')
 except SyntaxError as e:
+    import traceback
     sys.stderr.write(''.join(traceback.format_exception_only(type(e), e)))
     sys.exit(1)
 del src
-main = types.ModuleType('__main__')
+main = type(sys)('__main__')
 main.__file__ = path
 main.__builtins__ = __builtins__
 sys.modules['__main__'] = main
 sys.argv = ['prog.py']
 def hook(t, v, tb):
+    import traceback
     traceback.print_exception(t, v, tb.tb_next if tb is not None else tb)
 sys.excepthook = hook
-del ast, os, types, hook, f, path
+del hook, f, path
 exec(code, main.__dict__)
 `
 
