@@ -38,6 +38,14 @@ type Claimer interface {
 	Release(ctx context.Context, key, owner string) error
 }
 
+// ClaimHolder is a Claimer that tells who holds a claim, so that the claim
+// of a process that died on this machine (a killed run) is released at
+// once rather than after ClaimTTL.
+type ClaimHolder interface {
+	// Holder returns the owner of key's unexpired claim, or "".
+	Holder(ctx context.Context, key string) (string, error)
+}
+
 // Entry is a request with its answer (nil while pending).
 type Entry struct {
 	Key string

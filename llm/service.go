@@ -348,7 +348,8 @@ const claimPoll = 2 * time.Second
 // claim takes the cross-process claim on key, renewing it until done is
 // called; or, while another process holds it, waits for that process's
 // answer and returns it (counted as shared). If the other process dies,
-// its claim expires and this one takes it.
+// its claim is dropped at once when it ran on this machine (owners are
+// host/pid/random), else it expires and this one takes it.
 func (s *Service) claim(ctx context.Context, cl Claimer, key string) (resp *Response, done func(), err error) {
 	wait := 50 * time.Millisecond
 	for {
@@ -358,6 +359,15 @@ func (s *Service) claim(ctx context.Context, cl Claimer, key string) (resp *Resp
 		}
 		if ok {
 			break
+		}
+		if h, isHolder := cl.(ClaimHolder); isHolder {
+			// A claim of a process of this machine that has died is
+			// dropped now: its run was killed, and no answer will come.
+			if owner, err := h.Holder(ctx, key); err == nil && owner != "" && deadHere(owner) {
+				if err := cl.Release(ctx, key, owner); err == nil {
+					continue
+				}
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -27,6 +27,7 @@ var suite = []struct {
 	{"Cache", testCache},
 	{"CacheHitsAreReads", testCacheHitsAreReads},
 	{"Claims", testClaims},
+	{"ClaimsOfDeadProcesses", testClaimsOfDeadProcesses},
 	{"SharedRequestsSentOnce", testSharedRequestsSentOnce},
 	{"ConcurrentOpensOfANewStore", testConcurrentOpensOfANewStore},
 	{"LongImportLosesNoCacheWrite", testLongImportLosesNoCacheWrite},

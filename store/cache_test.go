@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"os"
+	"os/exec"
 	"fmt"
 	"math"
 	"sync"
@@ -157,6 +159,60 @@ func testClaims(t *testing.T) {
 	}
 	if got, _ := cl.Claim(ctx, "k", "a", later); !got {
 		t.Fatal("a could not claim a released key")
+	}
+}
+
+// A claim held by a process of this machine that has died (a killed
+// run) is dropped at once: the request is sent without waiting for the
+// claim to expire. One held by a running process is waited for.
+func testClaimsOfDeadProcesses(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	fake := llmtest.NewOpenAI()
+	defer fake.Close()
+	reg := llm.NewRegistry()
+	reg.Register(openai.Info)
+	svc := llm.NewService(reg, db.Cache(), llm.Options{
+		Providers: map[string]llm.ProviderConfig{"openai": {BaseURL: fake.URL + "/v1", APIKey: "k"}}})
+	host, _ := os.Hostname()
+	cl := db.Cache().(llm.Claimer)
+	hold := func(req *llm.Request, pid int) {
+		key, err := llm.Key(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner := fmt.Sprintf("%s/%d/test", host, pid)
+		if ok, err := cl.Claim(ctx, key, owner, time.Now().Add(time.Hour)); !ok || err != nil {
+			t.Fatalf("claim: %v %v", ok, err)
+		}
+		if got, err := db.Cache().(llm.ClaimHolder).Holder(ctx, key); got != owner || err != nil {
+			t.Fatalf("holder %q %v", got, err)
+		}
+	}
+	// A process that ran and ended.
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := &llm.Request{Model: "openai:m", Messages: []llm.Message{{Role: llm.User, Content: "dead owner"}}}
+	hold(dead, gone.Process.Pid)
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second) // the claim would hold for an hour
+	defer cancel()
+	if _, err := svc.Complete(cctx, dead); err != nil || fake.Count() != 1 {
+		t.Fatalf("a dead process's claim was not dropped: %v, %d calls", err, fake.Count())
+	}
+	// A process that runs.
+	alive := exec.Command("sleep", "30")
+	if err := alive.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { alive.Process.Kill(); alive.Wait() }()
+	live := &llm.Request{Model: "openai:m", Messages: []llm.Message{{Role: llm.User, Content: "live owner"}}}
+	hold(live, alive.Process.Pid)
+	sctx, cancel2 := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel2()
+	if _, err := svc.Complete(sctx, live); err == nil || fake.Count() != 1 {
+		t.Fatalf("a running process's claim was taken: %v, %d calls", err, fake.Count())
 	}
 }
 

@@ -20,8 +20,9 @@ func (db *DB) Cache() llm.Cache { return (*cache)(db) }
 type cache DB
 
 var (
-	_ llm.Cache   = (*cache)(nil)
-	_ llm.Claimer = (*cache)(nil)
+	_ llm.Cache       = (*cache)(nil)
+	_ llm.Claimer     = (*cache)(nil)
+	_ llm.ClaimHolder = (*cache)(nil)
 )
 
 // Claim implements llm.Claimer: the row is taken when there is none, when
@@ -41,6 +42,17 @@ func (c *cache) Claim(ctx context.Context, key, owner string, until time.Time) (
 		return err
 	})
 	return got, err
+}
+
+// Holder implements llm.ClaimHolder.
+func (c *cache) Holder(ctx context.Context, key string) (string, error) {
+	var owner string
+	err := c.db.QueryRowContext(ctx, `SELECT owner FROM llm_claims WHERE key = $1 AND expires_ns >= $2`,
+		key, time.Now().UnixNano()).Scan(&owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return owner, err
 }
 
 // Release implements llm.Claimer.
