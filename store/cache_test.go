@@ -3,10 +3,10 @@ package store_test
 import (
 	"context"
 	"database/sql"
-	"os"
-	"os/exec"
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
 	"sync"
 	"testing"
 	"time"
