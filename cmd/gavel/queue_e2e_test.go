@@ -391,10 +391,12 @@ func TestQueueSurvivesKilledWorkers(t *testing.T) {
 	for h, times := range answered {
 		if extra := len(times) - refCalls[h]; extra > 0 {
 			// Sent more often than by one process: only a request in
-			// flight when its worker died may be.
+			// flight when its worker died may be (answered at most 3 s
+			// before the kill: the answer may not have been stored yet
+			// on a loaded machine).
 			inFlight := 0
 			for _, at := range times {
-				if at.After(killedAt.Add(-time.Second)) && at.Before(killedAt.Add(100*time.Millisecond)) {
+				if at.After(killedAt.Add(-3*time.Second)) && at.Before(killedAt.Add(time.Second)) {
 					inFlight++
 				}
 			}
