@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -153,7 +154,7 @@ marks it alive; the other processes hand its units on within seconds.`,
 	fl.IntVar(&m.tpm, "tpm", 0, "tokens per minute per provider, estimated before each call (0: no limit)")
 	fl.IntVar(&m.maxAttempts, "max-attempts", 6, "HTTP calls per request, retries included")
 	fl.DurationVar(&m.timeout, "timeout", 5*time.Minute, "time limit of one call")
-	fl.StringVar(&m.prices, "prices", "", "price table overriding the built-in one (JSON; env GAVEL_PRICES)")
+	fl.StringVar(&m.prices, "prices", os.Getenv("GAVEL_PRICES"), "price table overriding the built-in one (JSON; env GAVEL_PRICES)")
 	q.register(fl)
 	return cmd
 }
