@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,8 +44,8 @@ func (m *GoModule) TestMany(ctx context.Context, cands []Candidate, lim Limits, 
 	for i, c := range cands {
 		in[i] = len(c.Tests) > 0
 		for name := range c.Files {
-			if strings.ContainsAny(name, `/\`) || !strings.HasSuffix(name, ".go") {
-				return nil, fmt.Errorf("file %q: want a plain Go file name", name)
+			if err := checkGoFileName(name); err != nil {
+				return nil, err
 			}
 			if _, dup := owner[name]; dup {
 				return nil, fmt.Errorf("file %q given twice", name)
@@ -148,10 +149,20 @@ func (m *GoModule) build(ctx context.Context, cands []Candidate, in []bool, bin 
 	out, err := build.CombinedOutput()
 	if err == nil {
 		if _, serr := os.Stat(bin); serr != nil {
-			err = fmt.Errorf("no test binary")
+			err = errNoTests // go test -c writes nothing for a package without tests
 		}
 	}
 	return string(out), err
+}
+
+// errNoTests is a build that made no test binary: the package has no tests.
+var errNoTests = errors.New("the package has no tests")
+
+func checkGoFileName(name string) error {
+	if strings.ContainsAny(name, `/\`) || !strings.HasSuffix(name, ".go") {
+		return fmt.Errorf("file %q: want a plain Go file name", name)
+	}
+	return nil
 }
 
 // Compile builds a package of Go files (its tests included) in the module

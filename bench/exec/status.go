@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -164,17 +165,8 @@ var goBin = sync.OnceValue(func() string {
 // the test binary runs, sandboxed.
 func (m *GoModule) Test(ctx context.Context, files map[string]string, lim Limits) (*Result, error) {
 	lim = lim.norm()
-	pkg := fmt.Sprintf("p%06d", m.n.Add(1))
-	dir := filepath.Join(m.Root, pkg)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	for name, content := range files {
-		if strings.ContainsAny(name, `/\`) || !strings.HasSuffix(name, ".go") {
-			return nil, fmt.Errorf("file %q: want a plain Go file name", name)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+	for name := range files {
+		if err := checkGoFileName(name); err != nil {
 			return nil, err
 		}
 	}
@@ -184,36 +176,22 @@ func (m *GoModule) Test(ctx context.Context, files map[string]string, lim Limits
 	}
 	defer cleanup()
 	bin := filepath.Join(work, "prog.test")
-	bctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
 	t0 := time.Now()
-	build := osexec.CommandContext(bctx, goBin(), "test", "-c", "-o", bin, "./"+pkg)
-	build.Dir = m.Root
-	build.Env = m.goEnv()
-	out, err := build.CombinedOutput()
-	res := &Result{BuildTime: time.Since(t0)}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		res.Status, res.Reason = BuildError, "the package does not compile"
-		res.Build = capText(string(out), lim.Output)
-		return res, nil
+	out, err := m.Compile(ctx, files, bin)
+	buildTime := time.Since(t0)
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.Is(err, errNoTests):
+		return &Result{Status: BuildError, Reason: "the package has no tests", BuildTime: buildTime}, nil
+	case err != nil:
+		return &Result{Status: BuildError, Reason: "the package does not compile", Build: capText(out, lim.Output), BuildTime: buildTime}, nil
 	}
-	if _, err := os.Stat(bin); err != nil {
-		res.Status, res.Reason = BuildError, "the package has no tests"
-		return res, nil
-	}
-	if err := Chown(bin); err != nil {
-		return nil, err
-	}
-	run, err := Exec(ctx, Cmd{Argv: []string{"./prog.test", "-test.count=1", "-test.timeout=" + (lim.Wall + time.Second).String()},
-		Env: []string{"GOMAXPROCS=2", "GOTRACEBACK=single"}, Dir: work, Limits: lim})
+	res, err := RunTestBinary(ctx, bin, nil, lim)
 	if err != nil {
 		return nil, err
 	}
-	res.Run = run
-	res.Status, res.Reason = classifyGo(run)
+	res.BuildTime = buildTime
 	return res, nil
 }
 
