@@ -368,18 +368,27 @@ func (a *app) withBatches(root *cobra.Command) {
 			if m.batchPoll <= 0 {
 				return usagef("--batch-poll must be positive")
 			}
-			m.offline = true
-			for round := 1; ; round++ {
-				err := run(cmd, argv)
-				var se stoppedError
-				if !errors.As(err, &se) || se.why != "pending" {
-					return err
-				}
-				fmt.Fprintf(a.stderr, "batch round %d: %d requests pending\n", round, se.pending)
-				if err := a.batchRound(cmd.Context(), m); err != nil {
-					return err
-				}
-			}
+			return offlineRounds(cmd, argv, m, run, func(round, pending int) error {
+				fmt.Fprintf(a.stderr, "batch round %d: %d requests pending\n", round, pending)
+				return a.batchRound(cmd.Context(), m)
+			})
+		}
+	}
+}
+
+// offlineRounds runs a command offline; whenever it stops with requests
+// pending, answer has them answered (by batch APIs, by the work queue)
+// and the command runs again, until it ends otherwise.
+func offlineRounds(cmd *cobra.Command, argv []string, m *modelFlags, run func(*cobra.Command, []string) error, answer func(round, pending int) error) error {
+	m.offline = true
+	for round := 1; ; round++ {
+		err := run(cmd, argv)
+		var se stoppedError
+		if !errors.As(err, &se) || se.why != "pending" {
+			return err
+		}
+		if err := answer(round, se.pending); err != nil {
+			return err
 		}
 	}
 }

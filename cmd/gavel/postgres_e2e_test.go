@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,54 @@ func pgStore(t *testing.T) string {
 	return pgtest.Fresh(t)
 }
 
+// answers counts what a fake server answered, by request body, with the
+// time of each answer.
+type answers struct {
+	mu sync.Mutex
+	at map[[32]byte][]time.Time
+}
+
+// counts is how often each body was answered.
+func (a *answers) counts() map[[32]byte]int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := map[[32]byte]int{}
+	for h, ts := range a.at {
+		n[h] = len(ts)
+	}
+	return n
+}
+
+// times is when each body was answered.
+func (a *answers) times() map[[32]byte][]time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return maps.Clone(a.at)
+}
+
+func (a *answers) reset() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	clear(a.at)
+}
+
+// simServer is a fake OpenAI server that answers as the simulated world
+// and counts what it answers; it is closed when the test ends.
+func simServer(t *testing.T) (*llmtest.Server, *answers) {
+	fake := llmtest.NewOpenAI()
+	t.Cleanup(fake.Close)
+	answer := simAnswer(t)
+	a := &answers{at: map[[32]byte][]time.Time{}}
+	fake.Answer = func(c *llmtest.Call) string {
+		h := sha256.Sum256(c.Body)
+		a.mu.Lock()
+		a.at[h] = append(a.at[h], time.Now())
+		a.mu.Unlock()
+		return answer(c)
+	}
+	return fake, a
+}
+
 // Two calibrations of the same judge on the same split, run at once by two
 // processes on one PostgreSQL store: every distinct request reaches the
 // provider once (issue 15; two processes on one store used to send 1,017
@@ -36,18 +85,8 @@ func TestTwoCalibrationsShareOnePostgresStore(t *testing.T) {
 	mustGavel(t, db, "ingest", world)
 	mustGavel(t, db, "split", "main", "--exclude-status", "draft")
 
-	fake := llmtest.NewOpenAI()
-	defer fake.Close()
+	fake, bodies := simServer(t)
 	fake.Latency = 5 * time.Millisecond
-	answer := simAnswer(t)
-	var mu sync.Mutex
-	seen := map[[32]byte]int{}
-	fake.Answer = func(c *llmtest.Call) string {
-		mu.Lock()
-		seen[sha256.Sum256(c.Body)]++
-		mu.Unlock()
-		return answer(c)
-	}
 	args := []string{"--db", db, "calibrate", "--judge", "passfail", "--split", "main", "--model", "openai:judge",
 		"--base-url", fake.URL + "/v1", "--max-iter", "2", "--concurrency", "4", "--resamples", "200", "--json"}
 	outs := make([]bytes.Buffer, 2)
@@ -72,6 +111,7 @@ func TestTwoCalibrationsShareOnePostgresStore(t *testing.T) {
 	if len(a.Judges) != 1 || len(b.Judges) != 1 || a.Judges[0].SelectedVersion != b.Judges[0].SelectedVersion {
 		t.Fatalf("the two calibrations differ:\n%s\n%s", outs[0].String(), outs[1].String())
 	}
+	seen := bodies.counts()
 	dup := 0
 	for _, n := range seen {
 		if n > 1 {

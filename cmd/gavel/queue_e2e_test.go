@@ -2,19 +2,15 @@ package main_test
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/gavelhq/gavel/llm/llmtest"
 )
 
 // startWorker starts 'gavel worker' on a store; it is stopped at the end
@@ -225,18 +221,8 @@ func TestQueueSurvivesKilledWorkers(t *testing.T) {
 	dir := t.TempDir()
 	binDir, compiles := goWrapper(t, dir)
 
-	fake := llmtest.NewOpenAI()
-	defer fake.Close()
+	fake, bodies := simServer(t)
 	fake.Latency = 10 * time.Millisecond
-	answer := simAnswer(t)
-	var mu sync.Mutex
-	answered := map[[32]byte][]time.Time{}
-	fake.Answer = func(c *llmtest.Call) string {
-		mu.Lock()
-		answered[sha256.Sum256(c.Body)] = append(answered[sha256.Sum256(c.Body)], time.Now())
-		mu.Unlock()
-		return answer(c)
-	}
 	const goProblems = "../../examples/humaneval-x-go/humaneval_go.jsonl.gz"
 	benchArgs := func(out string) []string {
 		return []string{"bench", "build", "--problems", goProblems, "--lang", "go", "--limit", "20", "--candidates", "1",
@@ -253,13 +239,8 @@ func TestQueueSurvivesKilledWorkers(t *testing.T) {
 	ref := filepath.Join(dir, "ref.db")
 	mustGavel(t, ref, benchArgs(filepath.Join(dir, "ref-bench.jsonl"))...)
 	mustGavel(t, ref, acrArgs(filepath.Join(dir, "ref-round.jsonl"))...)
-	mu.Lock()
-	refCalls := map[[32]byte]int{} // a body can be sent more than once: the n samples of an instruction
-	for h, times := range answered {
-		refCalls[h] = len(times)
-	}
-	clear(answered)
-	mu.Unlock()
+	refCalls := bodies.counts() // a body can be sent more than once: the n samples of an instruction
+	bodies.reset()
 
 	// Through the queue: two workers, compiling through the wrapper.
 	mustGavel(t, db, "records", "stats") // creates the schema
@@ -385,8 +366,7 @@ func TestQueueSurvivesKilledWorkers(t *testing.T) {
 		t.Fatalf("only %d programs compiled through the queue", len(seen))
 	}
 	// Model requests: each sent once, but for one in flight at the kill.
-	mu.Lock()
-	defer mu.Unlock()
+	answered := bodies.times()
 	again := 0
 	for h, times := range answered {
 		if extra := len(times) - refCalls[h]; extra > 0 {
@@ -427,17 +407,7 @@ func TestCalibrateThroughQueue(t *testing.T) {
 		mustGavel(t, store, "ingest", world)
 		mustGavel(t, store, "split", "main", "--exclude-status", "draft")
 	}
-	fake := llmtest.NewOpenAI()
-	defer fake.Close()
-	answer := simAnswer(t)
-	var mu sync.Mutex
-	seen := map[[32]byte]int{}
-	fake.Answer = func(c *llmtest.Call) string {
-		mu.Lock()
-		seen[sha256.Sum256(c.Body)]++
-		mu.Unlock()
-		return answer(c)
-	}
+	fake, bodies := simServer(t)
 	args := []string{"calibrate", "--judge", "passfail", "--split", "main", "--model", "openai:judge",
 		"--base-url", fake.URL + "/v1", "--max-iter", "2", "--concurrency", "4", "--resamples", "200", "--json"}
 	env := []string{"GAVEL_DB=", "OPENAI_API_KEY=test-key"}
@@ -445,10 +415,8 @@ func TestCalibrateThroughQueue(t *testing.T) {
 	if err := one.cmd.Wait(); err != nil {
 		t.Fatalf("calibrate: %v\n%s", err, one.stderr.String())
 	}
-	mu.Lock()
-	refDistinct := len(seen)
-	clear(seen)
-	mu.Unlock()
+	refDistinct := len(bodies.counts())
+	bodies.reset()
 
 	mustGavel(t, db, "records", "stats")
 	w := startGavel(t, env, "--db", db, "worker", "--jobs", "2")
@@ -463,8 +431,7 @@ func TestCalibrateThroughQueue(t *testing.T) {
 		*a.Judges[0].Gain.ScottPi != *b.Judges[0].Gain.ScottPi {
 		t.Fatalf("through the queue the calibration differs:\n%s\n%s", one.stdout.String(), q.stdout.String())
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	seen := bodies.counts()
 	for _, n := range seen {
 		if n > 1 {
 			t.Fatalf("a request was sent %d times", n)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -168,23 +167,14 @@ func (a *app) queueRounds(cmd *cobra.Command, argv []string, m *modelFlags, run 
 	if err := m.checkQueue(); err != nil {
 		return err
 	}
-	m.offline = true
-	for round := 1; ; round++ {
-		err := run(cmd, argv)
-		var se stoppedError
-		if !errors.As(err, &se) || se.why != "pending" {
-			return err
-		}
+	return offlineRounds(cmd, argv, m, run, func(round, _ int) error {
 		db, err := a.openStore(ctx)
 		if err != nil {
 			return err
 		}
-		err = a.queueRound(ctx, db, m, round)
-		db.Close()
-		if err != nil {
-			return err
-		}
-	}
+		defer db.Close()
+		return a.queueRound(ctx, db, m, round)
+	})
 }
 
 // checkQueue refuses what --queue cannot go with.
