@@ -67,25 +67,34 @@ func TestBlindReviewInABrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// bodyText is the page's text; while a form's redirect loads the next
+	// document there may be no body yet (or no context to evaluate in).
+	bodyText := func() (string, error) {
+		return chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+	}
 	text := func() string {
 		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		s, err := bodyText()
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}
 	// waitFor waits for the page to say something (after a form's
-	// redirect, the old page may still be showing).
+	// redirect, the old page may still be showing, or none yet).
 	waitFor := func(what string) string {
 		t.Helper()
+		var last string
+		var lastErr error
 		for range 100 {
-			if p := text(); strings.Contains(p, what) {
+			p, err := bodyText()
+			if err == nil && strings.Contains(p, what) {
 				return p
 			}
+			last, lastErr = p, err
 			time.Sleep(50 * time.Millisecond)
 		}
-		t.Fatalf("the page never says %q:\n%s", what, text())
+		t.Fatalf("the page never says %q (%v):\n%s", what, lastErr, last)
 		return ""
 	}
 	location := func() string {
