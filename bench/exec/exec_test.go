@@ -17,9 +17,38 @@ import (
 	bexec "github.com/gavelhq/gavel/bench/exec"
 )
 
+// The tests run with the launcher gavel ships (gavel-sandbox, built here)
+// unless GAVEL_SANDBOX_LAUNCHER names another; TestHostile runs again with
+// this test binary as its own launcher, the fallback when gavel-sandbox is
+// not installed.
 func TestMain(m *testing.M) {
 	bexec.Launch()
+	if os.Getenv(bexec.LauncherEnv) == "" {
+		dir, err := os.MkdirTemp("", "gavel-sandbox-")
+		if err != nil {
+			panic(err)
+		}
+		build := exec.Command("go", "build", "-o", dir, "../../cmd/gavel-sandbox")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			panic("build gavel-sandbox: " + err.Error())
+		}
+		os.Setenv(bexec.LauncherEnv, filepath.Join(dir, bexec.LauncherName))
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}
 	os.Exit(m.Run())
+}
+
+// launchers are the two launchers a run may use: the small one and this
+// binary itself.
+func launchers(t *testing.T) map[string]string {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{"gavel-sandbox": os.Getenv(bexec.LauncherEnv), "self": self}
 }
 
 func needPython(t *testing.T) {
@@ -43,9 +72,19 @@ func run(t *testing.T, src string, lim bexec.Limits) *bexec.Result {
 }
 
 // TestHostile runs programs that attack their host; each must be stopped,
-// reported with the right status, and leave the host as it was.
+// reported with the right status, and leave the host as it was, whichever
+// launcher set the sandbox up.
 func TestHostile(t *testing.T) {
 	needPython(t)
+	for name, path := range launchers(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(bexec.LauncherEnv, path)
+			hostile(t)
+		})
+	}
+}
+
+func hostile(t *testing.T) {
 	before := nobodyProcesses()
 	marker := fmt.Sprintf("/tmp/gavel-escape-%d", os.Getpid())
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -86,6 +125,9 @@ func TestHostile(t *testing.T) {
 			}
 			if c.reason != "" && !strings.Contains(strings.ToLower(res.Reason+res.Run.Stderr), strings.ToLower(c.reason)) {
 				t.Fatalf("reason %q / stderr %q, want %q", res.Reason, res.Run.Stderr, c.reason)
+			}
+			if c.name == "fork bomb" && strings.HasPrefix(res.Run.Isolation.Processes, "pids cgroup") && res.Run.ForksRefused == 0 {
+				t.Errorf("the pids cgroup refused no fork of the fork bomb")
 			}
 			if time.Since(start) > 30*time.Second {
 				t.Fatalf("not contained in time")
@@ -194,5 +236,36 @@ func TestPythonRunsAsItself(t *testing.T) {
 	res := run(t, "print('ran')\ndef f(:\n", bexec.Limits{Wall: 5 * time.Second})
 	if res.Status != bexec.BuildError || res.Run != nil || !strings.HasPrefix(res.Build, "  File ") || !strings.HasSuffix(res.Build, "SyntaxError: invalid syntax\n") {
 		t.Fatalf("a program that does not parse: %+v", res)
+	}
+}
+
+// A launcher named by GAVEL_SANDBOX_LAUNCHER that is not there is an
+// error that names the variable, not a run that silently uses another.
+func TestMissingLauncher(t *testing.T) {
+	t.Setenv(bexec.LauncherEnv, filepath.Join(t.TempDir(), "nowhere"))
+	work, cleanup, err := bexec.NewWorkdir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	_, err = bexec.Exec(context.Background(), bexec.Cmd{Argv: []string{"/bin/true"}, Dir: work})
+	if err == nil || !strings.Contains(err.Error(), bexec.LauncherEnv) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// gavel-sandbox started by hand, or with a damaged configuration, says
+// what it is and runs nothing.
+func TestLauncherByHand(t *testing.T) {
+	small := os.Getenv(bexec.LauncherEnv)
+	out, err := exec.Command(small).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "sandbox launcher") {
+		t.Fatalf("by hand: %v %s", err, out)
+	}
+	cmd := exec.Command(small)
+	cmd.Env = []string{"GAVEL_SANDBOX_LAUNCH=1:1,9:/bin/true,"}
+	out, err = cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 125 || !strings.Contains(string(out), "bad launch configuration") {
+		t.Fatalf("damaged configuration: %v %s", err, out)
 	}
 }

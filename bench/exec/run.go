@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/gavelhq/gavel/bench/exec/launch"
 )
 
 // Limits bound one run. Zero values take the defaults.
@@ -55,24 +56,21 @@ func (l Limits) norm() Limits {
 	return l
 }
 
-type rlimit struct {
-	name     string
-	resource int
-	value    uint64
-}
-
 // rlimitNPROC is RLIMIT_NPROC on Linux.
 const rlimitNPROC = 6
 
-func (l Limits) rlimits() []rlimit {
+func (l Limits) rlimits() []launch.Rlimit {
 	cpu := uint64((l.CPU + time.Second - 1) / time.Second)
-	return []rlimit{
-		{"cpu", syscall.RLIMIT_CPU, cpu},
-		{"as", syscall.RLIMIT_AS, uint64(l.AddressSpace)},
-		{"fsize", syscall.RLIMIT_FSIZE, uint64(l.FileSize)},
-		{"nofile", syscall.RLIMIT_NOFILE, uint64(l.OpenFiles)},
-		{"nproc", rlimitNPROC, uint64(l.Processes)},
-		{"core", syscall.RLIMIT_CORE, 0},
+	return []launch.Rlimit{
+		{Name: "cpu", Resource: syscall.RLIMIT_CPU, Value: cpu},
+		{Name: "as", Resource: syscall.RLIMIT_AS, Value: uint64(l.AddressSpace)},
+		{Name: "fsize", Resource: syscall.RLIMIT_FSIZE, Value: uint64(l.FileSize)},
+		{Name: "nofile", Resource: syscall.RLIMIT_NOFILE, Value: uint64(l.OpenFiles)},
+		// The cgroup bounds a run's processes; RLIMIT_NPROC counts every
+		// process of the user, other runs' (and dying ones') included, so
+		// it is only the fallback.
+		{Name: "nproc", Resource: rlimitNPROC, Value: uint64(l.Processes), UnlessCgroup: true},
+		{Name: "core", Resource: syscall.RLIMIT_CORE, Value: 0},
 	}
 }
 
@@ -89,6 +87,9 @@ type Run struct {
 	ExitCode int    `json:"exit_code"`
 	Signal   string `json:"signal,omitempty"`
 	TimedOut bool   `json:"timed_out,omitempty"`
+	// ForksRefused counts the forks the run's process limit refused (from
+	// its pids cgroup's events; 0 without one).
+	ForksRefused int `json:"forks_refused,omitempty"`
 	// OutputLimit is set when the program wrote past the output cap and
 	// was stopped.
 	OutputLimit bool          `json:"output_limit,omitempty"`
@@ -194,7 +195,7 @@ var (
 // program's failure is in the Run.
 func Exec(ctx context.Context, c Cmd) (*Run, error) {
 	lim := c.Limits.norm()
-	self, err := os.Executable()
+	self, err := launcher()
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +207,7 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 		env = append(env, "HOME="+c.Dir)
 	}
 	root := os.Geteuid() == 0
-	cfg := launchConfig{Argv: c.Argv, Env: env, Dir: c.Dir, Limits: lim, UID: -1, GID: -1, Mounts: root}
+	cfg := launch.Config{Path: lookPath(c.Argv[0], env), Argv: c.Argv, Env: env, Dir: c.Dir, Limits: lim.rlimits(), UID: -1, GID: -1, Mounts: root}
 	iso := Isolation{Network: "none", Filesystem: "working folder only by convention", User: "same as gavel", Processes: "RLIMIT_NPROC"}
 	if root {
 		cfg.UID, cfg.GID = sandboxUID, sandboxGID
@@ -216,14 +217,16 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 		cfg.CgroupP = cg.procs
 		defer cg.remove()
 	}
-	raw, _ := json.Marshal(cfg)
+	raw := cfg.Encode()
 
 	nsMu.Lock()
 	useNS := nsAllowed && root
 	nsMu.Unlock()
 	start := func(ns bool) (*osexec.Cmd, *os.File, *capture, *capture, error) {
 		cmd := osexec.Command(self)
-		cmd.Env = []string{launchEnv + "=" + string(raw)}
+		// The launcher needs one thread and no collector: fewer threads
+		// to start, and fewer to signal when it changes its user.
+		cmd.Env = []string{launch.Env + "=" + raw, "GOMAXPROCS=1", "GOGC=off"}
 		cmd.Dir = c.Dir
 		attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		if ns {
@@ -254,7 +257,7 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 	var cmd *osexec.Cmd
 	var report *os.File
 	var stdout, stderr *capture
-	var rep launchReport
+	var rep launch.Report
 	for attempt := 0; ; attempt++ {
 		cmd, report, stdout, stderr, err = start(useNS)
 		if err != nil && useNS && errors.Is(err, syscall.EPERM) {
@@ -267,10 +270,11 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: start: %w", err)
 		}
-		rep = launchReport{}
-		derr := json.NewDecoder(report).Decode(&rep)
+		b, _ := io.ReadAll(report)
 		report.Close()
-		if derr == nil || attempt == 2 {
+		var ok bool
+		rep, ok = launch.DecodeReport(b)
+		if ok || attempt == 2 {
 			break
 		}
 		// The launcher died before it reported, so before the program
@@ -319,6 +323,9 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 	r := &Run{Wall: time.Since(t0), TimedOut: timedOut, OutputLimit: outputLimit.Load(),
 		Stdout: string(stdout.buf), Stderr: string(stderr.buf),
 		Truncated: stdout.total.Load() > int64(lim.Output) || stderr.total.Load() > int64(lim.Output)}
+	if cg != nil {
+		r.ForksRefused = cg.forksRefused()
+	}
 	if rep.Error != "" {
 		return nil, fmt.Errorf("sandbox: launcher: %s", rep.Error)
 	}
@@ -395,6 +402,22 @@ func (c *cgroup) pids() []int {
 		}
 	}
 	return out
+}
+
+// forksRefused reads how often pids.max refused a fork ("max N" in
+// pids.events).
+func (c *cgroup) forksRefused() int {
+	b, err := os.ReadFile(filepath.Join(c.dir, "pids.events"))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "max "); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
 }
 
 func (c *cgroup) killAll() {

@@ -16,153 +16,75 @@
 //     made, which also lets every descendant be killed, even one that left
 //     the process group; else RLIMIT_NPROC.
 //
-// Limits are set by a launcher: gavel re-executes itself with an
-// environment variable that makes it apply the limits and then exec the
-// program. Programs call Launch at the start of main (and TestMain) for
-// this to work.
+// Limits are set by a launcher (package launch): gavel re-executes itself
+// with an environment variable that makes it apply the limits and then
+// exec the program, before the rest of the binary initialises.
 package exec
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
+	"path/filepath"
 	"strings"
-	"syscall"
-	"unsafe"
+	"sync"
+
+	"github.com/gavelhq/gavel/bench/exec/launch"
 )
 
-// launchEnv carries the launcher's configuration to the re-executed gavel.
-const launchEnv = "GAVEL_SANDBOX_LAUNCH"
-
-// launchConfig is what the launcher applies before it execs the program.
-type launchConfig struct {
-	Argv    []string `json:"argv"`
-	Env     []string `json:"env"`
-	Dir     string   `json:"dir"`
-	Limits  Limits   `json:"limits"`
-	UID     int      `json:"uid"` // -1: keep
-	GID     int      `json:"gid"`
-	Mounts  bool     `json:"mounts"`
-	CgroupP string   `json:"cgroup_procs"` // a cgroup.procs file to join, or ""
-}
-
-// launchReport is what the launcher tells the parent (on fd 3) before it
-// execs the program.
-type launchReport struct {
-	Mounts bool   `json:"mounts"`
-	User   string `json:"user"`
-	Cgroup bool   `json:"cgroup"`
-	Error  string `json:"error,omitempty"`
-}
-
-// init becomes the launcher as early as it can: every sandboxed run starts
-// this binary again, and the packages initialised after this one (Go
-// initialises the packages whose imports are ready in the order of their
-// import paths: the SDKs, the JSON Schema compiler, the templates) would
-// otherwise cost every run their start-up, about 10 ms for gavel.
-func init() { Launch() }
-
 // Launch turns this process into the sandbox launcher when it was started
-// as one, and never returns in that case. init calls it; call it first in
-// main and in TestMain as well, for a binary whose packages run before it.
-func Launch() {
-	raw := os.Getenv(launchEnv)
-	if raw == "" {
-		return
-	}
-	var c launchConfig
-	report := os.NewFile(3, "report")
-	fail := func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		if report != nil {
-			json.NewEncoder(report).Encode(launchReport{Error: msg})
+// as one, and never returns in that case. Package launch's init does it
+// before most of the binary initialises; calling it again at the start of
+// main or TestMain changes nothing and documents that the binary is one.
+func Launch() { launch.Launch() }
+
+// LauncherEnv names the environment variable that may name the launcher
+// to start for each run.
+const LauncherEnv = "GAVEL_SANDBOX_LAUNCHER"
+
+// LauncherName is the small launcher's file name, looked for beside the
+// running executable.
+const LauncherName = "gavel-sandbox"
+
+// launcher is the program started for each run to become the launcher:
+// the one GAVEL_SANDBOX_LAUNCHER names, else gavel-sandbox beside this
+// executable (where 'go install ./cmd/...' puts it), else this executable
+// itself, which any binary that imports this package can be. All run the
+// same code (package launch); the small one starts faster, since a Go
+// binary's start-up grows with its size (gavel's takes about 15 ms).
+func launcher() (string, error) {
+	if p := os.Getenv(LauncherEnv); p != "" {
+		if st, err := os.Stat(p); err != nil || st.IsDir() {
+			return "", fmt.Errorf("sandbox: %s=%s: not a launcher program (%v)", LauncherEnv, p, err)
 		}
-		fmt.Fprintln(os.Stderr, "gavel sandbox: "+msg)
-		os.Exit(125)
+		return p, nil
 	}
-	if err := json.Unmarshal([]byte(raw), &c); err != nil || len(c.Argv) == 0 {
-		fail("bad launch configuration: %v", err)
-	}
-	var rep launchReport
-	if c.CgroupP != "" {
-		if err := os.WriteFile(c.CgroupP, []byte(strconv.Itoa(os.Getpid())), 0); err == nil {
-			rep.Cgroup = true
-		}
-	}
-	if c.Mounts {
-		rep.Mounts = privateMounts() == nil
-	}
-	var addressSpace *rlimit
-	for _, l := range c.Limits.rlimits() {
-		if l.resource == syscall.RLIMIT_AS {
-			// Set last, just before exec: once it is below what this Go
-			// process has mapped, any allocation of the runtime fails.
-			addressSpace = &l
-			continue
-		}
-		if l.resource == rlimitNPROC && rep.Cgroup {
-			// The cgroup bounds this run's processes. RLIMIT_NPROC counts
-			// every process of the user, other runs' (and dying ones')
-			// included, so it is only the fallback.
-			continue
-		}
-		if err := syscall.Setrlimit(l.resource, &syscall.Rlimit{Cur: l.value, Max: l.value}); err != nil {
-			fail("setrlimit %s: %v", l.name, err)
-		}
-	}
-	if err := os.Chdir(c.Dir); err != nil {
-		fail("chdir: %v", err)
-	}
-	rep.User = "same as gavel"
-	if c.UID >= 0 {
-		if err := syscall.Setgroups(nil); err != nil {
-			fail("setgroups: %v", err)
-		}
-		if err := syscall.Setgid(c.GID); err != nil {
-			fail("setgid: %v", err)
-		}
-		if err := syscall.Setuid(c.UID); err != nil {
-			fail("setuid: %v", err)
-		}
-		rep.User = fmt.Sprintf("uid %d", c.UID)
-	}
-	if report != nil {
-		json.NewEncoder(report).Encode(rep)
-		report.Close()
-	}
-	path := c.Argv[0]
-	if !strings.Contains(path, "/") {
-		for _, dir := range strings.Split(envValue(c.Env, "PATH"), ":") {
-			if st, err := os.Stat(dir + "/" + path); err == nil && !st.IsDir() {
-				path = dir + "/" + path
-				break
-			}
-		}
-	}
-	// Everything exec needs is built before the address-space limit, and
-	// the limit and the exec are raw system calls that allocate nothing.
-	pathp, err := syscall.BytePtrFromString(path)
+	return beside()
+}
+
+var beside = sync.OnceValues(func() (string, error) {
+	self, err := os.Executable()
 	if err != nil {
-		fail("exec %s: %v", c.Argv[0], err)
+		return "", err
 	}
-	argvp, err := syscall.SlicePtrFromStrings(c.Argv)
-	if err != nil {
-		fail("exec %s: %v", c.Argv[0], err)
+	small := filepath.Join(filepath.Dir(self), LauncherName)
+	if st, err := os.Stat(small); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+		return small, nil
 	}
-	envp, err := syscall.SlicePtrFromStrings(c.Env)
-	if err != nil {
-		fail("exec %s: %v", c.Argv[0], err)
+	return self, nil
+})
+
+// lookPath finds argv[0] on the PATH of the program's environment, as the
+// program's exec would.
+func lookPath(name string, env []string) string {
+	if strings.Contains(name, "/") {
+		return name
 	}
-	if addressSpace != nil {
-		lim := syscall.Rlimit{Cur: addressSpace.value, Max: addressSpace.value}
-		if _, _, errno := syscall.RawSyscall(syscall.SYS_SETRLIMIT, uintptr(syscall.RLIMIT_AS), uintptr(unsafe.Pointer(&lim)), 0); errno != 0 {
-			fail("setrlimit as: %v", errno)
+	for _, dir := range strings.Split(envValue(env, "PATH"), ":") {
+		if st, err := os.Stat(dir + "/" + name); err == nil && !st.IsDir() {
+			return dir + "/" + name
 		}
 	}
-	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(pathp)),
-		uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])))
-	fail("exec %s: %v", c.Argv[0], errno)
+	return name
 }
 
 func envValue(env []string, key string) string {
@@ -172,21 +94,4 @@ func envValue(env []string, key string) string {
 		}
 	}
 	return ""
-}
-
-// privateMounts makes the mount tree private to this namespace and puts
-// fresh tmpfs mounts on the world-writable folders.
-func privateMounts() error {
-	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
-		return err
-	}
-	for _, dir := range []string{"/tmp", "/var/tmp", "/dev/shm", "/run/lock"} {
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			continue
-		}
-		if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size=16m,mode=1777"); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -198,7 +198,7 @@ func (m *GoModule) Test(ctx context.Context, files map[string]string, lim Limits
 func classifyGo(r *Run) (Status, string) {
 	switch {
 	case r.TimedOut:
-		return Timeout, "killed at the wall-clock limit"
+		return timeoutStatus(r)
 	case strings.Contains(r.Stdout+r.Stderr, "panic: test timed out"):
 		return Timeout, "the tests timed out"
 	}
@@ -216,6 +216,16 @@ func classifyGo(r *Run) (Status, string) {
 		return Failed, "a test failed"
 	}
 	return Crashed, fmt.Sprintf("exit code %d", r.ExitCode)
+}
+
+// timeoutStatus classifies a run killed at the wall-clock limit: one whose
+// forks the process limit refused (a fork bomb, whose processes go on
+// forking until the end) is stopped by a resource limit, else it timed out.
+func timeoutStatus(r *Run) (Status, string) {
+	if r.ForksRefused > 0 {
+		return ResourceLimit, fmt.Sprintf("process limit: %d forks refused, then killed at the wall-clock limit", r.ForksRefused)
+	}
+	return Timeout, "killed at the wall-clock limit"
 }
 
 func capText(s string, n int) string {
@@ -348,7 +358,7 @@ func worldExecutable(path string) bool {
 
 func classifyPython(r *Run) (Status, string) {
 	if r.TimedOut {
-		return Timeout, "killed at the wall-clock limit"
+		return timeoutStatus(r)
 	}
 	if why := resourceReason(r); why != "" {
 		return ResourceLimit, why

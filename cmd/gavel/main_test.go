@@ -19,8 +19,10 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// Installed as 'go install ./cmd/...' installs it: gavel and its
+	// small sandbox launcher side by side.
 	gavelBin = filepath.Join(dir, "gavel")
-	build := exec.Command("go", "build", "-o", gavelBin, ".")
+	build := exec.Command("go", "build", "-o", dir, ".", "../gavel-sandbox")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		os.RemoveAll(dir)
