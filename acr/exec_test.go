@@ -10,15 +10,13 @@ import (
 	"github.com/gavelhq/gavel/acr"
 	bexec "github.com/gavelhq/gavel/bench/exec"
 	"github.com/gavelhq/gavel/bench/problems"
+	"github.com/gavelhq/gavel/internal/sandboxtest"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/sim"
 )
 
-func TestMain(m *testing.M) {
-	bexec.Launch() // the sandbox re-executes the test binary as its launcher
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { sandboxtest.Main(m) }
 
 func load(t *testing.T, file, lang string, n int) []*acr.Instruction {
 	t.Helper()

@@ -11,12 +11,10 @@ import (
 	"github.com/gavelhq/gavel/bench"
 	bexec "github.com/gavelhq/gavel/bench/exec"
 	"github.com/gavelhq/gavel/bench/problems"
+	"github.com/gavelhq/gavel/internal/sandboxtest"
 )
 
-func TestMain(m *testing.M) {
-	bexec.Launch()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { sandboxtest.Main(m) }
 
 func loadFirst(t testing.TB, lang string, n int) []*problems.Problem {
 	t.Helper()

@@ -15,31 +15,14 @@ import (
 	"time"
 
 	bexec "github.com/gavelhq/gavel/bench/exec"
+	"github.com/gavelhq/gavel/internal/sandboxtest"
 )
 
-// The tests run with the launcher gavel ships (gavel-sandbox, built here)
-// unless GAVEL_SANDBOX_LAUNCHER names another; TestHostile runs again with
-// this test binary as its own launcher, the fallback when gavel-sandbox is
-// not installed.
-func TestMain(m *testing.M) {
-	bexec.Launch()
-	if os.Getenv(bexec.LauncherEnv) == "" {
-		dir, err := os.MkdirTemp("", "gavel-sandbox-")
-		if err != nil {
-			panic(err)
-		}
-		build := exec.Command("go", "build", "-o", dir, "../../cmd/gavel-sandbox")
-		build.Stderr = os.Stderr
-		if err := build.Run(); err != nil {
-			panic("build gavel-sandbox: " + err.Error())
-		}
-		os.Setenv(bexec.LauncherEnv, filepath.Join(dir, bexec.LauncherName))
-		code := m.Run()
-		os.RemoveAll(dir)
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
+// The tests run with the launcher gavel ships (gavel-sandbox) unless
+// GAVEL_SANDBOX_LAUNCHER names another; TestHostile runs again with this
+// test binary as its own launcher, the fallback when gavel-sandbox is not
+// installed.
+func TestMain(m *testing.M) { sandboxtest.Main(m) }
 
 // launchers are the two launchers a run may use: the small one and this
 // binary itself.

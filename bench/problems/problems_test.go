@@ -10,12 +10,10 @@ import (
 
 	bexec "github.com/gavelhq/gavel/bench/exec"
 	"github.com/gavelhq/gavel/bench/problems"
+	"github.com/gavelhq/gavel/internal/sandboxtest"
 )
 
-func TestMain(m *testing.M) {
-	bexec.Launch()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { sandboxtest.Main(m) }
 
 func load(t testing.TB, lang string) []*problems.Problem {
 	t.Helper()

@@ -289,7 +289,7 @@ func putString(b []byte, s string) []byte {
 	return append(b, ',')
 }
 
-func putInt(b []byte, v int64) []byte  { return putString(b, string(putUintDigits(nil, v))) }
+func putInt(b []byte, v int64) []byte   { return putString(b, string(putUintDigits(nil, v))) }
 func putUint(b []byte, v uint64) []byte { return putString(b, string(putUintDigitsU(nil, v))) }
 
 func putBool(b []byte, v bool) []byte {

@@ -73,9 +73,9 @@ func TestConfigRefusesDamage(t *testing.T) {
 		c := randomConfig(r)
 		s := c.Encode()
 		for _, bad := range []string{
-			s[:r.IntN(len(s))],       // cut short
-			s + "1:x,",               // something after the end
-			"2" + s[1:],              // another version
+			s[:r.IntN(len(s))], // cut short
+			s + "1:x,",         // something after the end
+			"2" + s[1:],        // another version
 			strings.Replace(s, ":", ";", 1),
 			strings.Replace(s, ",", ".", 1),
 		} {
