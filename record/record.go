@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -229,6 +230,37 @@ func (r *Record) Normalize() error {
 		}
 	}
 	return nil
+}
+
+// Normalize checks an outcome on its own and fills in what its status
+// implies (label, source), as Record.Normalize does for a record's.
+func (o *Outcome) Normalize() error { return o.normalize() }
+
+// Same reports whether two outcomes say the same thing: the same status and
+// reason (the time a report carries may differ from the first's).
+func (o *Outcome) Same(other *Outcome) bool {
+	return o.Status == other.Status && o.Reason == other.Reason
+}
+
+// OutcomeVersion is one of a record's outcomes: version 1 is the one it was
+// imported with, later ones were added when the outcome changed.
+type OutcomeVersion struct {
+	Version    int       `json:"version"`
+	Outcome    Outcome   `json:"outcome"`
+	Origin     string    `json:"origin,omitempty"`
+	RecordedAt time.Time `json:"recorded_at,omitzero"`
+}
+
+// OutcomeStore keeps records' later outcomes. A record's outcome, as
+// Store.Records gives it, is its latest version.
+type OutcomeStore interface {
+	// AddOutcome makes o the record's outcome as a new version, unless its
+	// latest outcome already says the same (Outcome.Same). It answers the
+	// latest version's number and whether it added one; an unknown record
+	// is an error wrapping ErrNotFound.
+	AddOutcome(ctx context.Context, id string, o Outcome, origin string) (version int, added bool, err error)
+	// Outcomes lists a record's outcome versions, oldest first.
+	Outcomes(ctx context.Context, id string) ([]OutcomeVersion, error)
 }
 
 func (o *Outcome) normalize() error {

@@ -35,6 +35,8 @@ var suite = []struct {
 	{"ServiceTables", testServiceTables},
 	{"JudgesAndVerdicts", testJudgesAndVerdicts},
 	{"Copy", testCopy},
+	{"OutcomeVersions", testOutcomeVersions},
+	{"ETags", testETags},
 }
 
 // backend is one implementation under test.

@@ -64,6 +64,12 @@ func fill(t *testing.T, db *sqldb.DB) {
 	if err := db.SaveReview(ctx, &server.Review{ChangeID: "ch", Reviewer: "r", Verdict: record.Pass}); err != nil {
 		t.Fatal(err)
 	}
+	if _, _, err := db.AddOutcome(ctx, "b", record.Outcome{Status: record.StatusLanded}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutETag(ctx, "https://api.github.com/x", "\"e\"", map[string][]string{"Link": {"<u>; rel=\"next\""}}, []byte("[]")); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // dump is every copied table's rows as text, for comparing stores.
@@ -72,7 +78,7 @@ func dump(t *testing.T, db *sqldb.DB) string {
 	var out []string
 	for _, table := range []string{"records", "splits", "split_members", "llm_cache", "prompt_versions", "verdicts",
 		"teacher_decisions", "calibrations", "executions", "changes", "change_verdicts", "activations", "tokens", "reviews",
-		"batches", "batch_requests"} {
+		"batches", "batch_requests", "record_outcomes", "http_etags"} {
 		rows, err := db.SQL().Query(`SELECT * FROM ` + table)
 		if err != nil {
 			t.Fatal(err)

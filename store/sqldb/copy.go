@@ -27,6 +27,8 @@ var copyTables = []struct{ name, order string }{
 	{"reviews", "change_id, reviewer"},
 	{"batches", "submitted_at, id"},
 	{"batch_requests", "batch_id, key"},
+	{"record_outcomes", "record_id, version"},
+	{"http_etags", "url"},
 }
 
 // Copy copies every row of one store into another, empty one (of either

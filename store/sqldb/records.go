@@ -291,7 +291,7 @@ func (db *DB) Records(ctx context.Context, f record.Filter, fn func(*record.Reco
 		args = append(args, v)
 		return fmt.Sprintf("$%d", len(args))
 	}
-	from := `records r`
+	from := `records r` + latestOutcome
 	if f.Split != "" {
 		if err := db.splitExists(ctx, f.Split); err != nil {
 			return err
@@ -313,16 +313,17 @@ func (db *DB) Records(ctx context.Context, f record.Filter, fn func(*record.Reco
 		for i, v := range vals {
 			ps[i] = arg(v)
 		}
-		where = append(where, fmt.Sprintf("r.%s %s (%s)", col, op, strings.Join(ps, ", ")))
+		where = append(where, fmt.Sprintf("%s %s (%s)", col, op, strings.Join(ps, ", ")))
 	}
-	in("id", f.IDs, false)
-	in("label", strs(f.Labels), false)
-	in("status", strs(f.Statuses), false)
-	in("status", strs(f.ExcludeStatus), true)
+	// Labels and statuses are the latest outcome's.
+	in("r.id", f.IDs, false)
+	in("COALESCE(o.label, r.label)", strs(f.Labels), false)
+	in("COALESCE(o.status, r.status)", strs(f.Statuses), false)
+	in("COALESCE(o.status, r.status)", strs(f.ExcludeStatus), true)
 	if f.Group != "" {
 		where = append(where, "r.grp = "+arg(f.Group))
 	}
-	q := `SELECT r.body FROM ` + from
+	q := `SELECT r.body, o.body FROM ` + from
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, " AND ")
 	}
@@ -337,12 +338,16 @@ func (db *DB) Records(ctx context.Context, f record.Filter, fn func(*record.Reco
 	defer rows.Close()
 	for rows.Next() {
 		var body []byte
-		if err := rows.Scan(&body); err != nil {
+		var later sql.NullString
+		if err := rows.Scan(&body, &later); err != nil {
 			return err
 		}
 		var r record.Record
 		if err := json.Unmarshal(body, &r); err != nil {
 			return fmt.Errorf("decode stored record: %w", err)
+		}
+		if err := effective(&r, later); err != nil {
+			return fmt.Errorf("decode stored outcome of %q: %w", r.ID, err)
 		}
 		// Meta was stored canonical; keep its exact bytes.
 		if err := fn(&r); err != nil {

@@ -183,9 +183,10 @@ func (db *DB) ChangeVerdicts(ctx context.Context, f server.VerdictFilter) ([]ser
 
 // JudgedRecords implements server.Store.
 func (db *DB) JudgedRecords(ctx context.Context, f server.VerdictFilter) ([]server.JudgedRecord, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT v.judge, v.body, r.body FROM change_verdicts v JOIN records r ON r.id = v.change_id
+	// A record's outcome is its latest, and so is the time it is ordered by.
+	rows, err := db.db.QueryContext(ctx, `SELECT v.judge, v.body, r.body, o.body FROM change_verdicts v JOIN records r ON r.id = v.change_id`+latestOutcome+`
 		WHERE ($1 = '' OR v.judge = $1) AND ($2 = '' OR v.prompt = $2) AND ($3 = '' OR v.model = $3) AND ($4 = '' OR v.change_id = $4)
-		ORDER BY r.at_unix_ns NULLS FIRST, r.seq`+limitClause(f.Limit), f.Judge, f.Prompt, f.Model, f.ChangeID)
+		ORDER BY COALESCE(o.at_unix_ns, r.at_unix_ns) NULLS FIRST, r.seq`+limitClause(f.Limit), f.Judge, f.Prompt, f.Model, f.ChangeID)
 	if err != nil {
 		return nil, err
 	}
@@ -194,11 +195,15 @@ func (db *DB) JudgedRecords(ctx context.Context, f server.VerdictFilter) ([]serv
 	for rows.Next() {
 		var jr server.JudgedRecord
 		var vb, rb string
-		if err := rows.Scan(&jr.Judge, &vb, &rb); err != nil {
+		var later sql.NullString
+		if err := rows.Scan(&jr.Judge, &vb, &rb, &later); err != nil {
 			return nil, err
 		}
 		jr.Record = &record.Record{}
 		if err := json.Unmarshal([]byte(rb), jr.Record); err != nil {
+			return nil, err
+		}
+		if err := effective(jr.Record, later); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal([]byte(vb), &jr.Verdict); err != nil {

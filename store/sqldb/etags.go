@@ -1,0 +1,48 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"net/http"
+)
+
+// StoredAnswer is the last answer to a URL that carried an ETag.
+type StoredAnswer struct {
+	ETag   string
+	Header http.Header
+	Body   []byte
+}
+
+// ETag returns the stored answer to a URL, if there is one.
+func (db *DB) ETag(ctx context.Context, url string) (*StoredAnswer, bool, error) {
+	var a StoredAnswer
+	var header string
+	err := db.db.QueryRowContext(ctx, `SELECT etag, header, body FROM http_etags WHERE url = $1`, url).Scan(&a.ETag, &header, &a.Body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if err := json.Unmarshal([]byte(header), &a.Header); err != nil {
+		return nil, false, err
+	}
+	return &a, true, nil
+}
+
+// PutETag stores the answer to a URL, replacing the one before.
+func (db *DB) PutETag(ctx context.Context, url, etag string, header http.Header, body []byte) error {
+	h, err := json.Marshal(header)
+	if err != nil {
+		return err
+	}
+	if body == nil {
+		body = []byte{}
+	}
+	_, err = db.db.ExecContext(ctx, `INSERT INTO http_etags (url, etag, header, body, stored_at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, header = excluded.header, body = excluded.body, stored_at = excluded.stored_at`,
+		url, etag, string(h), body, db.timestamp())
+	return err
+}
