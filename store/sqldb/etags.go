@@ -6,18 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+
+	"github.com/gavelhq/gavel/codehost"
 )
 
-// StoredAnswer is the last answer to a URL that carried an ETag.
-type StoredAnswer struct {
-	ETag   string
-	Header http.Header
-	Body   []byte
-}
+var _ codehost.AnswerStore = (*DB)(nil)
 
 // ETag returns the stored answer to a URL, if there is one.
-func (db *DB) ETag(ctx context.Context, url string) (*StoredAnswer, bool, error) {
-	var a StoredAnswer
+func (db *DB) ETag(ctx context.Context, url string) (*codehost.Answer, bool, error) {
+	var a codehost.Answer
 	var header string
 	err := db.db.QueryRowContext(ctx, `SELECT etag, header, body FROM http_etags WHERE url = $1`, url).Scan(&a.ETag, &header, &a.Body)
 	if errors.Is(err, sql.ErrNoRows) {
