@@ -15,56 +15,17 @@ import (
 	"github.com/google/go-github/v93/github"
 
 	"github.com/gavelhq/gavel/codehost"
+	"github.com/gavelhq/gavel/internal/githubtest"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/store"
 	"github.com/gavelhq/gavel/store/sqldb"
 )
 
-const diff5 = `diff --git a/retry.go b/retry.go
-index 3b18e51..a9c2f4e 100644
---- a/retry.go
-+++ b/retry.go
-@@ -10,7 +10,9 @@ func fetch(url string) ([]byte, error) {
--	return get(url)
-+	for i := 0; i < 3; i++ {
-+		if b, err := get(url); err == nil {
-+			return b, nil
-+		}
-+	}
-+	return nil, errGaveUp
- }
-`
+const diff5 = githubtest.Diff5
 
-var t0 = time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+var t0 = githubtest.T0
 
-// scenario is a repository whose agent opened four pull requests and a
-// person one:
-//
-//	#5 merged, closes issue #1347; one check failed
-//	#4 closed unmerged with a comment; its checks passed
-//	#3 open; a check still running
-//	#2 a person's, merged
-//	#1 the agent's, updated before --since
-func scenario(f *fakeGitHub) {
-	f.issues[1347] = [2]string{"Found a bug", "I'm having a problem with this."}
-	f.prs[5] = &fakePR{Number: 5, Title: "Retry fetches", Body: "Fixes #1347\n\nRetries a failed fetch three times.", State: "closed",
-		Author: "gavel-agent[bot]", Merged: true, MergedAt: t0.Add(5 * time.Hour), ClosedAt: t0.Add(5 * time.Hour), UpdatedAt: t0.Add(5 * time.Hour),
-		Head: "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a", Diff: diff5, Labels: []string{"agent"},
-		Runs: []fakeRun{{"build", "completed", "success", t0.Add(4 * time.Hour)}, {"test", "completed", "failure", t0.Add(4*time.Hour + time.Minute)}}}
-	f.prs[4] = &fakePR{Number: 4, Title: "Cache the config", Body: "Reads the config once.", State: "closed", Author: "gavel-agent[bot]",
-		ClosedAt: t0.Add(4 * time.Hour), UpdatedAt: t0.Add(4 * time.Hour), Head: "4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b",
-		Diff: "diff --git a/config.go b/config.go\n--- a/config.go\n+++ b/config.go\n@@ -1 +1 @@\n-var cfg = load()\n+var cfg = sync.OnceValue(load)\n",
-		Runs: []fakeRun{{"build", "completed", "success", t0.Add(3 * time.Hour)}, {"lint", "completed", "skipped", t0.Add(3 * time.Hour)}},
-		Comments: []fakeComment{{"Looks off to me.", t0.Add(time.Hour)}, {"Superseded by #5, which fixes the cause.", t0.Add(4*time.Hour - 2*time.Second)}}}
-	f.prs[3] = &fakePR{Number: 3, Title: "Log slow queries", Body: "", State: "open", Author: "gavel-agent[bot]",
-		UpdatedAt: t0.Add(3 * time.Hour), Head: "3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c",
-		Diff: "diff --git a/db.go b/db.go\n--- a/db.go\n+++ b/db.go\n@@ -5 +5,2 @@\n+\tlogSlow(q)\n",
-		Runs: []fakeRun{{"build", "completed", "success", t0.Add(2 * time.Hour)}, {"test", "in_progress", "", time.Time{}}}}
-	f.prs[2] = &fakePR{Number: 2, Title: "Fix typo", State: "closed", Author: "octocat", Merged: true, MergedAt: t0.Add(2 * time.Hour),
-		ClosedAt: t0.Add(2 * time.Hour), UpdatedAt: t0.Add(2 * time.Hour), Head: "2d2d2d2d2d2d2d2d2d2d2d2d2d2d2d2d2d2d2d2d", Diff: "x"}
-	f.prs[1] = &fakePR{Number: 1, Title: "Old", State: "closed", Author: "gavel-agent[bot]", ClosedAt: t0.Add(-72 * time.Hour),
-		UpdatedAt: t0.Add(-72 * time.Hour), Head: "1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e", Diff: "y"}
-}
+func scenario(f *githubtest.Fake) { githubtest.AgentScenario(f) }
 
 func openStore(t *testing.T) *sqldb.DB {
 	t.Helper()
@@ -113,7 +74,7 @@ func keys(m map[string]*record.Record) string {
 
 func TestImportGitHub(t *testing.T) {
 	ctx := context.Background()
-	f, srv := newFakeGitHub(t)
+	f, srv := githubtest.New(t)
 	scenario(f)
 	db := openStore(t)
 	var progress []string
@@ -122,7 +83,7 @@ func TestImportGitHub(t *testing.T) {
 
 	// The first check-runs request meets a spent rate limit: the import
 	// waits for the reset the API named and goes on.
-	f.limitOnce = "/repos/Codertocat/Hello-World/commits/"
+	f.LimitOnce = "/repos/Codertocat/Hello-World/commits/"
 	gh, _ := client(t, srv.URL, db)
 	res, err := codehost.ImportGitHub(ctx, gh, db, opt)
 	if err != nil {
@@ -134,7 +95,7 @@ func TestImportGitHub(t *testing.T) {
 	if !strings.Contains(strings.Join(progress, "\n"), "rate limit (5000 requests an hour) is used up until") {
 		t.Fatalf("progress:\n%s", strings.Join(progress, "\n"))
 	}
-	first := f.requests()
+	first := f.Requests()
 	var limited, pages int
 	for _, s := range first {
 		if s.Status == 403 {
@@ -161,7 +122,7 @@ func TestImportGitHub(t *testing.T) {
 	if r5.Outcome.Status != record.StatusLanded || r5.Outcome.Source != record.SourceReview || !r5.Outcome.At.Equal(t0.Add(5*time.Hour)) {
 		t.Fatalf("#5 outcome %+v", r5.Outcome)
 	}
-	if r5.Context["checks"] != "build: success\ntest: failure" || r5.Context["head_sha"] != f.prs[5].Head || r5.Context["base"] != "master" {
+	if r5.Context["checks"] != "build: success\ntest: failure" || r5.Context["head_sha"] != f.PRs[5].Head || r5.Context["base"] != "master" {
 		t.Fatalf("#5 context %v", r5.Context)
 	}
 	var m struct {
@@ -198,7 +159,7 @@ func TestImportGitHub(t *testing.T) {
 	if res.Inserted != 0 || res.NewOutcomes != 0 || res.Unchanged != 5 {
 		t.Fatalf("again: %+v", res)
 	}
-	again := f.requests()
+	again := f.Requests()
 	for _, s := range again {
 		if s.IfNoneMatch == "" || s.Status != http.StatusNotModified {
 			t.Fatalf("not a conditional request answered 304: %+v", s)
@@ -211,12 +172,14 @@ func TestImportGitHub(t *testing.T) {
 	// #4 is reopened and merged; #3's head moves to another commit and its
 	// checks pass. #4 gains an outcome version; #3 keeps its record and
 	// gains a revision.
-	pr4 := f.prs[4]
+	f.Lock()
+	pr4 := f.PRs[4]
 	pr4.Merged, pr4.MergedAt, pr4.ClosedAt, pr4.UpdatedAt = true, t0.Add(6*time.Hour), t0.Add(6*time.Hour), t0.Add(6*time.Hour)
-	pr3 := f.prs[3]
+	pr3 := f.PRs[3]
 	pr3.Head, pr3.UpdatedAt = "3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f", t0.Add(7*time.Hour)
 	pr3.Diff += "+\tlogSlowEvery(q, time.Second)\n"
-	pr3.Runs = []fakeRun{{"build", "completed", "success", t0.Add(7 * time.Hour)}}
+	pr3.Runs = []githubtest.Run{githubtest.Done("build", "success", t0.Add(7*time.Hour))}
+	f.Unlock()
 	gh, _ = client(t, srv.URL, db)
 	res, err = codehost.ImportGitHub(ctx, gh, db, opt)
 	if err != nil {
@@ -247,7 +210,7 @@ func TestImportGitHub(t *testing.T) {
 
 // --label keeps pull requests that carry it.
 func TestImportGitHubLabel(t *testing.T) {
-	f, srv := newFakeGitHub(t)
+	f, srv := githubtest.New(t)
 	scenario(f)
 	db := openStore(t)
 	gh, _ := client(t, srv.URL, db)
@@ -262,7 +225,7 @@ func TestImportGitHubLabel(t *testing.T) {
 
 // A diff over the cap is cut at a line's end and says where.
 func TestImportGitHubCapsTheDiff(t *testing.T) {
-	f, srv := newFakeGitHub(t)
+	f, srv := githubtest.New(t)
 	scenario(f)
 	db := openStore(t)
 	gh, _ := client(t, srv.URL, db)

@@ -6,7 +6,9 @@ import (
 
 	"github.com/gavelhq/gavel/acr"
 	"github.com/gavelhq/gavel/bench"
+	"github.com/gavelhq/gavel/codehost"
 	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/server"
 	"github.com/gavelhq/gavel/store/postgres"
 	"github.com/gavelhq/gavel/store/sqldb"
@@ -15,10 +17,13 @@ import (
 
 // Store is everything gavel keeps: records and splits, prompt versions,
 // verdicts and teacher decisions, calibrations, the service's tables, the
-// model cache and the execution cache.
+// model cache and the execution cache, records' later outcomes and the
+// answers of code hosts kept for conditional requests.
 type Store interface {
 	server.Store
 	llm.BatchStore
+	record.OutcomeStore
+	codehost.AnswerStore
 	Cache() llm.Cache
 	Executions() acr.ExecCache
 	BenchResults() bench.ResultCache

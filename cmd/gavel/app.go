@@ -180,6 +180,7 @@ Exit codes: 0 done, 1 failed, 2 usage, 3 stopped with pending model calls.`,
 	})
 	root.AddCommand(
 		a.ingestCmd(),
+		a.importCmd(),
 		a.recordsCmd(),
 		a.splitCmd(),
 		a.judgeCmd(),

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v93/github"
+	"github.com/spf13/cobra"
+
+	"github.com/gavelhq/gavel/codehost"
+)
+
+func (a *app) importCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "import",
+		Short: "Import records with their outcomes from where a team works (GitHub)",
+	}
+	cmd.AddCommand(a.importGitHubCmd())
+	return cmd
+}
+
+type importGitHubFlags struct {
+	repo, since, author, label, baseURL string
+	maxDiff                             int
+}
+
+func (a *app) importGitHubCmd() *cobra.Command {
+	var f importGitHubFlags
+	cmd := &cobra.Command{
+		Use:   "github --repo OWNER/NAME",
+		Short: "Import a GitHub repository's pull requests as records with their outcomes",
+		Long: `Import a repository's pull requests (newest update first) as records:
+
+  id         OWNER/NAME#NUMBER
+  task       the issue the pull request closes ("Fixes #12"), else its title and body
+  candidate  its diff, cut at --max-diff-bytes with a marker saying so
+  context    head_sha, base, and checks (each check run on the head: name: conclusion)
+  group      the closed issue, else the pull request
+  outcome    landed (merged), abandoned (closed unmerged; the reason is the comment
+             that closed it, if one was made within a minute of the closing), draft (open)
+
+Where every check run on the final commit ended, a second record
+OWNER/NAME#NUMBER/tests carries the tests outcome: failed when one failed or timed
+out, passed when all succeeded (or were neutral or skipped).
+
+Importing again changes no record: a changed outcome (a pull request reopened and
+merged) becomes a new outcome version, and a pull request whose head moved to
+another commit since is stored again as OWNER/NAME#NUMBER@SHA12. Each pull request
+is stored in a transaction of its own, so a stopped import keeps what it stored;
+answers are kept with their ETags and asked for again conditionally, so a
+re-import costs 304s, which GitHub does not count against the rate limit. When the
+rate limit runs out, the import waits for the reset time GitHub gives, and says so.
+
+The token comes from GITHUB_TOKEN (a fine-grained token with read access to pull
+requests, issues and checks); --base-url points at GitHub Enterprise
+(https://HOST/api/v3/).`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.importGitHub(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.repo, "repo", "", "the repository, OWNER/NAME (required)")
+	fl.StringVar(&f.since, "since", "", "only pull requests updated at or after this date (2026-01-31 or an RFC 3339 time)")
+	fl.StringVar(&f.author, "author-pattern", "", "only pull requests whose author's login matches this regular expression (e.g. '\\[bot\\]$')")
+	fl.StringVar(&f.label, "label", "", "only pull requests with this label")
+	fl.StringVar(&f.baseURL, "base-url", "", "GitHub Enterprise API URL, e.g. https://github.example.com/api/v3/")
+	fl.IntVar(&f.maxDiff, "max-diff-bytes", codehost.DefaultMaxDiffBytes, "cut a diff longer than this")
+	return cmd
+}
+
+func (a *app) importGitHub(cmd *cobra.Command, f importGitHubFlags) error {
+	owner, name, ok := strings.Cut(f.repo, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return usagef("--repo %q: want OWNER/NAME, e.g. acme/app", f.repo)
+	}
+	opt := codehost.GitHubOptions{Owner: owner, Repo: name, Label: f.label, MaxDiffBytes: f.maxDiff}
+	if f.since != "" {
+		t, err := parseSince(f.since)
+		if err != nil {
+			return usagef("--since %q: %v", f.since, err)
+		}
+		opt.Since = t
+	}
+	if f.author != "" {
+		re, err := regexp.Compile(f.author)
+		if err != nil {
+			return usagef("--author-pattern: %v", err)
+		}
+		opt.Author = re
+	}
+	ctx := cmd.Context()
+	db, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	count := &codehost.Requests{}
+	opts := []github.ClientOptionsFunc{github.WithTransport(&codehost.ETagTransport{Base: http.DefaultTransport, Store: db, Count: count}),
+		github.WithUserAgent("gavel")}
+	if tok := os.Getenv("GITHUB_TOKEN"); tok != "" {
+		opts = append(opts, github.WithAuthToken(tok))
+	} else {
+		fmt.Fprintln(a.stderr, "GITHUB_TOKEN is not set: unauthenticated requests are limited to 60 an hour")
+	}
+	if f.baseURL != "" {
+		opts = append(opts, github.WithEnterpriseURLs(f.baseURL, f.baseURL))
+	}
+	gh, err := github.NewClient(opts...)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	opt.Progress = func(format string, args ...any) { fmt.Fprintf(a.stderr, "import github: "+format+"\n", args...) }
+	res, err := codehost.ImportGitHub(ctx, gh, db, opt)
+	if res == nil {
+		return err
+	}
+	sum := struct {
+		*codehost.GitHubResult
+		Repository  string `json:"repository"`
+		Requests    int64  `json:"requests"`
+		Conditional int64  `json:"conditional_requests"`
+		NotModified int64  `json:"not_modified"`
+	}{res, f.repo, count.Sent.Load(), count.Conditional.Load(), count.NotModified.Load()}
+	if a.json {
+		if jerr := a.writeJSON(sum); jerr != nil {
+			return jerr
+		}
+	} else {
+		fmt.Fprintf(a.stdout, "%s: %d pull requests, %d matched: %d records new, %d unchanged, %d new outcome versions, %d revisions\n",
+			f.repo, res.PullRequests, res.Matched, res.Inserted, res.Unchanged, res.NewOutcomes, res.Revisions)
+		fmt.Fprintf(a.stdout, "%d requests, %d conditional, %d not modified; %d waits for the rate limit\n",
+			sum.Requests, sum.Conditional, sum.NotModified, res.RateWaits)
+	}
+	return err
+}
+
+// parseSince reads a date or an RFC 3339 time.
+func parseSince(s string) (time.Time, error) {
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Parse(time.RFC3339, s)
+}
