@@ -71,6 +71,18 @@ type GitHubResult struct {
 	NewOutcomes  int `json:"new_outcomes"`  // outcome versions added to stored records
 	Revisions    int `json:"revisions"`     // pull requests whose head moved since an earlier import, stored again
 	RateWaits    int `json:"rate_waits"`    // waits for a rate limit's reset
+	// Records lists every record the import wrote or found as it is.
+	Records []StoredRecord `json:"-"`
+}
+
+// StoredRecord is a record an import stored or found stored.
+type StoredRecord struct {
+	ID     string
+	Status record.Status
+	// Version is the record's outcome version; Added is set when the
+	// import added the record or that version.
+	Version int
+	Added   bool
 }
 
 // DefaultMaxDiffBytes caps a candidate diff.
@@ -84,19 +96,8 @@ func ImportGitHub(ctx context.Context, gh *github.Client, st Store, opt GitHubOp
 	if opt.Owner == "" || opt.Repo == "" {
 		return nil, errors.New("import github: --repo OWNER/NAME is needed")
 	}
-	if opt.MaxDiffBytes <= 0 {
-		opt.MaxDiffBytes = DefaultMaxDiffBytes
-	}
-	if opt.Sleep == nil {
-		opt.Sleep = sleep
-	}
-	if opt.Now == nil {
-		opt.Now = time.Now
-	}
-	if opt.Progress == nil {
-		opt.Progress = func(string, ...any) {}
-	}
-	im := &importer{gh: gh, st: st, opt: opt, res: &GitHubResult{}}
+	im := newImporter(gh, st, opt)
+	opt = im.opt
 	list := &github.PullRequestListOptions{State: "all", Sort: "updated", Direction: "desc", ListOptions: github.ListOptions{PerPage: 100}}
 	for page := 1; ; {
 		list.Page = page
@@ -129,6 +130,22 @@ func ImportGitHub(ctx context.Context, gh *github.Client, st Store, opt GitHubOp
 		}
 		page = resp.NextPage
 	}
+}
+
+func newImporter(gh *github.Client, st Store, opt GitHubOptions) *importer {
+	if opt.MaxDiffBytes <= 0 {
+		opt.MaxDiffBytes = DefaultMaxDiffBytes
+	}
+	if opt.Sleep == nil {
+		opt.Sleep = sleep
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Progress == nil {
+		opt.Progress = func(string, ...any) {}
+	}
+	return &importer{gh: gh, st: st, opt: opt, res: &GitHubResult{}}
 }
 
 type importer struct {
@@ -247,17 +264,24 @@ func (im *importer) store(ctx context.Context, r *record.Record, id, revision st
 						im.res.Revisions++
 					}
 				}
+				if err == nil {
+					im.res.Records = append(im.res.Records, StoredRecord{ID: id, Status: r.Outcome.Status, Version: 1, Added: put == record.Inserted})
+				}
 				return err
 			})
 		}
 		if headOf(stored) == headOf(r) {
-			_, added, err := im.st.AddOutcome(ctx, id, r.Outcome, "import github")
+			version, added, err := im.st.AddOutcome(ctx, id, r.Outcome, "import github")
+			if err != nil {
+				return id, err
+			}
 			if added {
 				im.res.NewOutcomes++
-			} else if err == nil {
+			} else {
 				im.res.Unchanged++
 			}
-			return id, err
+			im.res.Records = append(im.res.Records, StoredRecord{ID: id, Status: r.Outcome.Status, Version: version, Added: added})
+			return id, nil
 		}
 	}
 	return "", fmt.Errorf("records %s and %s hold heads other than %s", id, revision, headOf(r))
@@ -553,4 +577,23 @@ func capDiff(diff string, max int) (string, bool) {
 	}
 	cut = strings.ToValidUTF8(cut, "")
 	return cut + fmt.Sprintf("[gavel: the diff is cut here, after %d of its %d bytes]\n", len(cut), len(diff)), true
+}
+
+// ImportPullRequest imports one pull request as ImportGitHub would (its
+// records, a new outcome version, or a revision), without the author and
+// label filters. The service uses it for a pull request a webhook reports
+// that it did not judge.
+func ImportPullRequest(ctx context.Context, gh *github.Client, st Store, number int, opt GitHubOptions) (*GitHubResult, error) {
+	im := newImporter(gh, st, opt)
+	var pr *github.PullRequest
+	if _, err := im.call(ctx, fmt.Sprintf("pull request #%d", number), func() (*github.Response, error) {
+		var r *github.Response
+		var err error
+		pr, r, err = gh.PullRequests.Get(ctx, opt.Owner, opt.Repo, number)
+		return r, err
+	}); err != nil {
+		return im.res, err
+	}
+	im.res.PullRequests, im.res.Matched = 1, 1
+	return im.res, im.pullRequest(ctx, pr)
 }

@@ -16,6 +16,7 @@ type metricSet struct {
 	latency  *prometheus.HistogramVec
 	verdicts *prometheus.CounterVec
 	outcomes *prometheus.CounterVec
+	hooks    *prometheus.CounterVec
 	errors   *prometheus.CounterVec
 }
 
@@ -31,10 +32,12 @@ func newMetrics(reg *prometheus.Registry, stats func() llm.RunStats) *metricSet 
 			[]string{"judge", "verdict", "cached"}),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gavel_outcomes_total",
 			Help: "Outcomes received by status."}, []string{"status"}),
+		hooks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gavel_webhook_deliveries_total",
+			Help: "Webhook deliveries by source and result (recorded, ignored, replay, unsigned, bad_signature)."}, []string{"source", "result"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gavel_errors_total",
 			Help: "Requests answered with an error, by route and class (client or server)."}, []string{"route", "class"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.verdicts, m.outcomes, m.errors,
+	reg.MustRegister(m.requests, m.latency, m.verdicts, m.outcomes, m.hooks, m.errors,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	if stats != nil {
 		for _, c := range []struct {

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/go-github/v93/github"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
@@ -48,6 +49,12 @@ type Config struct {
 	Seed      uint64
 	// Log receives errors and notable events (default: text on stderr).
 	Log *slog.Logger
+	// GitHubWebhookSecret verifies GitHub webhook deliveries (empty: the
+	// webhook endpoint is off).
+	GitHubWebhookSecret []byte
+	// GitHub, when set, fetches pull requests a webhook reports that the
+	// service did not judge, to record them.
+	GitHub *github.Client
 }
 
 // Server is the service. It keeps no state of its own beside its store but
@@ -152,6 +159,8 @@ func (s *Server) routes() {
 		{"POST /v1/judges/{name}/rollback", ScopeAdmin, s.rollback},
 		{"GET /v1/drift", "", s.drift},
 		{"GET /v1/agreement", "", s.agreement},
+		// Authenticated by the payload's HMAC, not a token.
+		{githubHookRoute, "-", s.githubHook},
 	}
 	for _, rt := range api {
 		s.mux.Handle(rt.pattern, s.instrument(rt.pattern, s.api(rt)))
@@ -189,7 +198,11 @@ func (s *Server) api(rt route) http.Handler {
 				return
 			}
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.BodyLimit)
+		limit := s.cfg.BodyLimit
+		if rt.pattern == githubHookRoute {
+			limit = webhookLimit // GitHub's payloads, up to 25 MB
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		if err := rt.h(w, r, t); err != nil {
 			var ae *apiError
 			if !errors.As(err, &ae) {

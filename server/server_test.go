@@ -144,7 +144,7 @@ func (e *env) counts() map[string]int {
 	}
 	defer raw.Close()
 	out := map[string]int{}
-	for _, table := range []string{"changes", "change_verdicts", "records", "verdicts", "activations", "tokens", "reviews", "llm_cache", "prompt_versions"} {
+	for _, table := range []string{"changes", "change_verdicts", "records", "verdicts", "activations", "tokens", "reviews", "llm_cache", "prompt_versions", "record_outcomes", "webhook_deliveries"} {
 		var n int
 		if err := raw.QueryRow(`SELECT COUNT(*) FROM ` + table).Scan(&n); err != nil {
 			e.t.Fatal(err)

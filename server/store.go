@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/gavelhq/gavel/codehost"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/teacher"
@@ -15,6 +16,9 @@ import (
 // tokens, reviews). store/sqlite implements it.
 type Store interface {
 	record.Store
+	record.OutcomeStore
+	codehost.Store
+	codehost.AnswerStore
 	judge.Store
 	Prompt(ctx context.Context, hash string) (*judge.PromptVersion, error)
 	Prompts(ctx context.Context, judgeName string) ([]*judge.PromptVersion, error)
@@ -64,6 +68,11 @@ type Store interface {
 	// earlier one.
 	SaveReview(ctx context.Context, r *Review) error
 	Reviews(ctx context.Context) ([]Review, error)
+
+	// WebhookDelivery returns the answer given to a handled webhook
+	// delivery; SaveWebhookDelivery keeps it (the first answer stays).
+	WebhookDelivery(ctx context.Context, id string) ([]byte, bool, error)
+	SaveWebhookDelivery(ctx context.Context, id, event string, result []byte) error
 }
 
 // ErrActiveChanged says that the active version changed under a promotion.

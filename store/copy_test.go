@@ -67,6 +67,9 @@ func fill(t *testing.T, db *sqldb.DB) {
 	if _, _, err := db.AddOutcome(ctx, "b", record.Outcome{Status: record.StatusLanded}, "test"); err != nil {
 		t.Fatal(err)
 	}
+	if err := db.SaveWebhookDelivery(ctx, "d-1", "ping", []byte(`{"ok":true}`)); err != nil {
+		t.Fatal(err)
+	}
 	if err := db.PutETag(ctx, "https://api.github.com/x", "\"e\"", map[string][]string{"Link": {"<u>; rel=\"next\""}}, []byte("[]")); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +81,7 @@ func dump(t *testing.T, db *sqldb.DB) string {
 	var out []string
 	for _, table := range []string{"records", "splits", "split_members", "llm_cache", "prompt_versions", "verdicts",
 		"teacher_decisions", "calibrations", "executions", "changes", "change_verdicts", "activations", "tokens", "reviews",
-		"batches", "batch_requests", "record_outcomes", "http_etags"} {
+		"batches", "batch_requests", "record_outcomes", "http_etags", "webhook_deliveries"} {
 		rows, err := db.SQL().Query(`SELECT * FROM ` + table)
 		if err != nil {
 			t.Fatal(err)

@@ -133,4 +133,16 @@ func testETags(t *testing.T) {
 	if err != nil || !ok || e.ETag != `"second"` || string(e.Body) != "second" || e.Header["Link"][0] != `<n>; rel="next"` {
 		t.Fatalf("%+v %v %v", e, ok, err)
 	}
+	// A webhook delivery's first answer stays.
+	if _, ok, err := db.WebhookDelivery(ctx, "d"); ok || err != nil {
+		t.Fatalf("unknown delivery: %v %v", ok, err)
+	}
+	for _, result := range []string{`{"first":true}`, `{"second":true}`} {
+		if err := db.SaveWebhookDelivery(ctx, "d", "pull_request", []byte(result)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, ok, err := db.WebhookDelivery(ctx, "d"); !ok || err != nil || string(b) != `{"first":true}` {
+		t.Fatalf("delivery %s %v %v", b, ok, err)
+	}
 }

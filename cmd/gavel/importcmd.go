@@ -98,19 +98,12 @@ func (a *app) importGitHub(cmd *cobra.Command, f importGitHubFlags) error {
 	}
 	defer db.Close()
 	count := &codehost.Requests{}
-	opts := []github.ClientOptionsFunc{github.WithTransport(&codehost.ETagTransport{Base: http.DefaultTransport, Store: db, Count: count}),
-		github.WithUserAgent("gavel")}
-	if tok := os.Getenv("GITHUB_TOKEN"); tok != "" {
-		opts = append(opts, github.WithAuthToken(tok))
-	} else {
+	if os.Getenv("GITHUB_TOKEN") == "" {
 		fmt.Fprintln(a.stderr, "GITHUB_TOKEN is not set: unauthenticated requests are limited to 60 an hour")
 	}
-	if f.baseURL != "" {
-		opts = append(opts, github.WithEnterpriseURLs(f.baseURL, f.baseURL))
-	}
-	gh, err := github.NewClient(opts...)
+	gh, err := githubClient(db, f.baseURL, count)
 	if err != nil {
-		return usagef("%v", err)
+		return err
 	}
 	opt.Progress = func(format string, args ...any) { fmt.Fprintf(a.stderr, "import github: "+format+"\n", args...) }
 	res, err := codehost.ImportGitHub(ctx, gh, db, opt)
@@ -143,4 +136,23 @@ func parseSince(s string) (time.Time, error) {
 		return t, nil
 	}
 	return time.Parse(time.RFC3339, s)
+}
+
+// githubClient is a go-github client with the token in GITHUB_TOKEN (if
+// any), GitHub Enterprise's API at baseURL (if given), and conditional
+// requests through the store.
+func githubClient(db codehost.AnswerStore, baseURL string, count *codehost.Requests) (*github.Client, error) {
+	opts := []github.ClientOptionsFunc{github.WithTransport(&codehost.ETagTransport{Base: http.DefaultTransport, Store: db, Count: count}),
+		github.WithUserAgent("gavel")}
+	if tok := os.Getenv("GITHUB_TOKEN"); tok != "" {
+		opts = append(opts, github.WithAuthToken(tok))
+	}
+	if baseURL != "" {
+		opts = append(opts, github.WithEnterpriseURLs(baseURL, baseURL))
+	}
+	gh, err := github.NewClient(opts...)
+	if err != nil {
+		return nil, usagef("--base-url: %v", err)
+	}
+	return gh, nil
 }

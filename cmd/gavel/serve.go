@@ -25,12 +25,19 @@ func (a *app) serveCmd() *cobra.Command {
 	var cfg server.Config
 	var recal bool
 	var ropt server.RecalibrateOptions
+	var hookSecret, githubURL string
 	cmd := &cobra.Command{
 		Use:   "serve --addr HOST:PORT --model M",
 		Short: "Run the service: judge changes with each judge's active version, hear outcomes, gate promotions, watch drift, blind review",
 		Long: `Run gavel as a service (HTTP API under /v1, pages under /ui, Prometheus metrics at /metrics).
 
 Create tokens first with 'gavel token create --scope judge|feedback|admin|review'.
+
+GitHub webhooks: with a secret (GAVEL_GITHUB_WEBHOOK_SECRET), POST /v1/hooks/github
+takes pull_request (closed, reopened), check_suite and check_run (completed)
+deliveries, verified by their X-Hub-Signature-256 HMAC, and records outcomes of the
+changes the service judged (change id OWNER/NAME#NUMBER, or OWNER/NAME#NUMBER@SHA12
+for one revision); with GITHUB_TOKEN it also records pull requests it did not judge.
 It prints "listening on http://HOST:PORT" on stderr once ready, and stops
 gracefully on SIGINT or SIGTERM.`,
 		Args: args(cobra.NoArgs),
@@ -54,6 +61,12 @@ gracefully on SIGINT or SIGTERM.`,
 			}
 			cfg.Store, cfg.Client, cfg.Stats, cfg.Model = db, svc, svc.Stats, m.model
 			cfg.Simulated = isSim(m.model)
+			cfg.GitHubWebhookSecret = []byte(hookSecret)
+			if os.Getenv("GITHUB_TOKEN") != "" {
+				if cfg.GitHub, err = githubClient(db, githubURL, nil); err != nil {
+					return err
+				}
+			}
 			srv, err := server.New(cfg)
 			if err != nil {
 				return err
@@ -85,6 +98,8 @@ gracefully on SIGINT or SIGTERM.`,
 	fl.StringVar(&ropt.By, "drift-by", "week", "with --recalibrate, the monitor's window: week or month")
 	fl.StringVar(&ropt.TeacherModel, "teacher-model", "", "with --recalibrate, the teacher's model (default --model)")
 	fl.StringVar(&ropt.EditorModel, "editor-model", "", "with --recalibrate, the proposer's and applier's model (default --model)")
+	fl.StringVar(&hookSecret, "github-webhook-secret", os.Getenv("GAVEL_GITHUB_WEBHOOK_SECRET"), "the GitHub webhook's secret (env GAVEL_GITHUB_WEBHOOK_SECRET; prefer the environment); empty: no webhook endpoint")
+	fl.StringVar(&githubURL, "github-base-url", "", "GitHub Enterprise API URL for fetching pull requests (with GITHUB_TOKEN)")
 	return cmd
 }
 

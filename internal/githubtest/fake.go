@@ -6,6 +6,7 @@
 package githubtest
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -415,4 +416,45 @@ func AgentScenario(f *Fake) {
 		ClosedAt: T0.Add(2 * time.Hour), UpdatedAt: T0.Add(2 * time.Hour), Head: "2d2d2d2d2d2d2d2d2d2d2d2d2d2d2d2d2d2d2d2d", Diff: "x"}
 	f.PRs[1] = &PR{Number: 1, Title: "Old", State: "closed", Author: "gavel-agent[bot]", ClosedAt: T0.Add(-72 * time.Hour),
 		UpdatedAt: T0.Add(-72 * time.Hour), Head: "1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e", Diff: "y"}
+}
+
+// PullRequestEvent is a pull_request webhook payload in GitHub's shape
+// (the pull request object of pull_request.json, as the closed example
+// payload carries it) for a pull request of the fake's repository.
+func (f *Fake) PullRequestEvent(action string, pr *PR) []byte {
+	f.mu.Lock()
+	o := f.prObject(pr)
+	f.mu.Unlock()
+	b, err := json.Marshal(map[string]any{"action": action, "number": pr.Number, "pull_request": o,
+		"repository": map[string]any{"id": 186853002, "name": f.Repo, "full_name": f.Owner + "/" + f.Repo,
+			"owner": map[string]any{"login": f.Owner}, "default_branch": "master"},
+		"sender": map[string]any{"login": pr.Author}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return b
+}
+
+// CheckSuiteEvent is a check_suite "completed" payload
+// (webhook_check_suite_completed.json) with a conclusion, for a head of a
+// pull request.
+func (f *Fake) CheckSuiteEvent(conclusion, head string, number int) []byte {
+	o := loadJSON(f.t, "webhook_check_suite_completed.json")
+	cs := o["check_suite"].(map[string]any)
+	cs["conclusion"], cs["head_sha"], cs["after"] = conclusion, head, head
+	pr := cs["pull_requests"].([]any)[0].(map[string]any)
+	pr["number"] = number
+	pr["head"].(map[string]any)["sha"] = head
+	b, err := json.Marshal(o)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return b
+}
+
+// Sign is the X-Hub-Signature-256 GitHub sends with a payload.
+func Sign(secret string, payload []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(payload)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
 }

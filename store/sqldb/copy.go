@@ -29,6 +29,7 @@ var copyTables = []struct{ name, order string }{
 	{"batch_requests", "batch_id, key"},
 	{"record_outcomes", "record_id, version"},
 	{"http_etags", "url"},
+	{"webhook_deliveries", "received_at, id"},
 }
 
 // Copy copies every row of one store into another, empty one (of either

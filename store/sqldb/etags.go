@@ -43,3 +43,22 @@ func (db *DB) PutETag(ctx context.Context, url, etag string, header http.Header,
 		url, etag, string(h), body, db.timestamp())
 	return err
 }
+
+// WebhookDelivery returns the answer given to a webhook delivery, if it
+// was handled.
+func (db *DB) WebhookDelivery(ctx context.Context, id string) ([]byte, bool, error) {
+	var result string
+	err := db.db.QueryRowContext(ctx, `SELECT result FROM webhook_deliveries WHERE id = $1`, id).Scan(&result)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	return []byte(result), err == nil, err
+}
+
+// SaveWebhookDelivery keeps a handled delivery's answer; the first answer
+// to an id stays.
+func (db *DB) SaveWebhookDelivery(ctx context.Context, id, event string, result []byte) error {
+	_, err := db.db.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, event, result, received_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (id) DO NOTHING`, id, event, string(result), db.timestamp())
+	return err
+}
