@@ -200,8 +200,9 @@ func (s *Server) checksEvent(ctx context.Context, repo *github.Repository, actio
 }
 
 // prOutcome records an outcome for a pull request at a head: on the record
-// of the change this service judged for it (OWNER/NAME#N@SHA12, else
-// OWNER/NAME#N when its context names that head or none), with suffix
+// of the change this service judged for it (OWNER/NAME#N@SHA, with the
+// whole SHA or its first 12 characters, else OWNER/NAME#N when its
+// context's head_sha names that head or none), with suffix
 // "/tests" for a tests outcome; else, with a GitHub client, by importing
 // the pull request; else not at all.
 func (s *Server) prOutcome(ctx context.Context, repo string, number int, head, suffix string, o record.Outcome, res *HookResult) error {
@@ -210,7 +211,7 @@ func (s *Server) prOutcome(ctx context.Context, repo string, number int, head, s
 	if len(short) > 12 {
 		short = short[:12]
 	}
-	for _, id := range []string{base + "@" + short, base} {
+	for _, id := range []string{base + "@" + head, base + "@" + short, base} {
 		c, err := s.cfg.Store.Change(ctx, id)
 		if errors.Is(err, record.ErrNotFound) {
 			continue

@@ -166,6 +166,23 @@ func TestGitHubWebhook(t *testing.T) {
 		t.Fatalf("history %+v %v", hist, err)
 	}
 
+	// The change id the Actions example gives, OWNER/NAME#NUMBER@SHA: the
+	// event finds it by the pull request's head.
+	pr7 := &githubtest.PR{Number: 7, State: "closed", Author: "gavel-agent[bot]", Head: strings.Repeat("7a", 20), ClosedAt: githubtest.T0}
+	id7 := "Codertocat/Hello-World#7@" + pr7.Head
+	if a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], jsonBody(map[string]any{"judge": "passfail", "change_id": id7,
+		"inputs": map[string]any{"task": "t", "candidate": "c"}})); a.code != 200 {
+		t.Fatalf("judge: %s", a.raw)
+	}
+	closed7 := f.PullRequestEvent("closed", pr7)
+	if r := hookResult(t, e.hook("pull_request", "d-8", closed7, githubtest.Sign(hookSecret, closed7))); len(r.Outcomes) != 1 ||
+		r.Outcomes[0].RecordID != id7 || r.Outcomes[0].Status != record.StatusAbandoned {
+		t.Fatalf("by head: %+v", r)
+	}
+	if rec := e.record(id7); rec == nil || rec.Group != id7 {
+		t.Fatalf("record %+v", rec)
+	}
+
 	// Events gavel does not use are acknowledged and ignored.
 	issues := []byte(`{"action":"opened","issue":{"number":1347}}`)
 	if r := hookResult(t, e.hook("issues", "d-6", issues, githubtest.Sign(hookSecret, issues))); r.Ignored == "" || len(r.Outcomes) != 0 {
