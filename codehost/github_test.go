@@ -246,3 +246,52 @@ func TestImportGitHubCapsTheDiff(t *testing.T) {
 		t.Fatalf("candidate %q, want %q", r.Candidate, want)
 	}
 }
+
+// An import stopped part-way keeps the pull requests it stored, and the
+// next one finishes the set: the same records as one uninterrupted import.
+func TestImportGitHubResumes(t *testing.T) {
+	f, srv := githubtest.New(t)
+	scenario(f)
+	opt := codehost.GitHubOptions{Owner: "Codertocat", Repo: "Hello-World"}
+
+	whole := openStore(t)
+	gh, _ := client(t, srv.URL, whole)
+	if _, err := codehost.ImportGitHub(context.Background(), gh, whole, opt); err != nil {
+		t.Fatal(err)
+	}
+
+	db := openStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	stored := 0
+	opt.Progress = func(format string, args ...any) {
+		if strings.HasPrefix(format, "%s: %s") { // a pull request's records are about to be stored
+			stored++
+			if stored == 2 {
+				cancel()
+			}
+		}
+	}
+	gh, _ = client(t, srv.URL, db)
+	if _, err := codehost.ImportGitHub(ctx, gh, db, opt); err == nil {
+		t.Fatal("the stopped import says it finished")
+	}
+	part := all(t, db)
+	if len(part) == 0 || len(part) >= len(all(t, whole)) {
+		t.Fatalf("stopped import stored %s", keys(part))
+	}
+	opt.Progress = nil
+	gh, _ = client(t, srv.URL, db)
+	res, err := codehost.ImportGitHub(context.Background(), gh, db, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := all(t, db), all(t, whole)
+	if keys(got) != keys(want) || res.Unchanged == 0 {
+		t.Fatalf("resumed: %s (%+v), want %s", keys(got), res, keys(want))
+	}
+	for id, r := range want {
+		if got[id].Outcome != r.Outcome || got[id].Candidate != r.Candidate || got[id].Task != r.Task {
+			t.Fatalf("%s differs:\n%+v\n%+v", id, got[id], r)
+		}
+	}
+}
