@@ -1,6 +1,6 @@
 // Package codehost brings outcomes in from where teams work: a GitHub
-// repository's pull-request history (with go-github), as records with
-// their outcomes.
+// repository's pull-request history (with go-github) and a Gerrit server's
+// changes (gerrit.go), as records with their outcomes.
 //
 // A pull request becomes a record whose id is OWNER/NAME#NUMBER: the task
 // is the issue it closes (else its own title and body), the candidate its
@@ -322,12 +322,24 @@ type prMeta struct {
 	DiffCut     bool     `json:"diff_cut,omitempty"`
 }
 
+// headOf is the commit a record's candidate is: a pull request's head, a
+// Gerrit change's current revision.
 func headOf(r *record.Record) string {
-	var m meta
+	var m struct {
+		GitHub struct {
+			HeadSHA string `json:"head_sha"`
+		} `json:"github"`
+		Gerrit struct {
+			Revision string `json:"revision"`
+		} `json:"gerrit"`
+	}
 	if json.Unmarshal(r.Meta, &m) != nil {
 		return ""
 	}
-	return m.GitHub.HeadSHA
+	if m.GitHub.HeadSHA != "" {
+		return m.GitHub.HeadSHA
+	}
+	return m.Gerrit.Revision
 }
 
 // records builds a pull request's record and, where its checks ended, its

@@ -17,9 +17,9 @@ import (
 func (a *app) importCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import",
-		Short: "Import records with their outcomes from where a team works (GitHub)",
+		Short: "Import records with their outcomes from where a team works (GitHub, Gerrit)",
 	}
-	cmd.AddCommand(a.importGitHubCmd())
+	cmd.AddCommand(a.importGitHubCmd(), a.importGerritCmd())
 	return cmd
 }
 
@@ -155,4 +155,78 @@ func githubClient(db codehost.AnswerStore, baseURL string, count *codehost.Reque
 		return nil, usagef("--base-url: %v", err)
 	}
 	return gh, nil
+}
+
+func (a *app) importGerritCmd() *cobra.Command {
+	var f struct {
+		url, query, since, owner string
+		maxDiff                  int
+	}
+	cmd := &cobra.Command{
+		Use:   "gerrit --url https://review.example.com",
+		Short: "Import a Gerrit server's changes as records with their outcomes",
+		Long: `Import the changes a Gerrit search finds (default: merged and abandoned ones) as records,
+with the mapping of 'gavel import github':
+
+  id         PROJECT~NUMBER (Gerrit's own change id)
+  task       the current patch set's commit message
+  candidate  its patch, cut at --max-diff-bytes with a marker saying so
+  context    branch, revision
+  outcome    landed (MERGED), abandoned (ABANDONED; the reason is the abandon message),
+             draft (NEW)
+
+Importing again edits no record: a changed outcome (a change restored and merged)
+becomes a new outcome version, a new current patch set the record
+PROJECT~NUMBER@SHA12. GERRIT_USER and GERRIT_PASSWORD (the HTTP password from the
+user's settings) authenticate; without them the import reads what anonymous
+users may.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.url == "" {
+				return usagef("--url is required: the Gerrit server's root, e.g. https://review.example.com")
+			}
+			opt := codehost.GerritOptions{URL: f.url, Query: f.query, MaxDiffBytes: f.maxDiff,
+				User: os.Getenv("GERRIT_USER"), Password: os.Getenv("GERRIT_PASSWORD"),
+				Progress: func(format string, args ...any) { fmt.Fprintf(a.stderr, "import gerrit: "+format+"\n", args...) }}
+			if f.since != "" {
+				t, err := parseSince(f.since)
+				if err != nil {
+					return usagef("--since %q: %v", f.since, err)
+				}
+				opt.Since = t
+			}
+			if f.owner != "" {
+				re, err := regexp.Compile(f.owner)
+				if err != nil {
+					return usagef("--owner-pattern: %v", err)
+				}
+				opt.Owner = re
+			}
+			db, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			res, err := codehost.ImportGerrit(cmd.Context(), db, opt)
+			if res == nil {
+				return err
+			}
+			if a.json {
+				if jerr := a.writeJSON(res); jerr != nil {
+					return jerr
+				}
+			} else {
+				fmt.Fprintf(a.stdout, "%s: %d changes, %d matched: %d records new, %d unchanged, %d new outcome versions, %d revisions\n",
+					f.url, res.PullRequests, res.Matched, res.Inserted, res.Unchanged, res.NewOutcomes, res.Revisions)
+			}
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.url, "url", "", "the Gerrit server's root URL (required)")
+	fl.StringVar(&f.query, "query", "", "a Gerrit search (default \"status:merged OR status:abandoned\")")
+	fl.StringVar(&f.since, "since", "", "only changes updated at or after this date (2026-01-31 or an RFC 3339 time)")
+	fl.StringVar(&f.owner, "owner-pattern", "", "only changes whose owner's username, email or name matches this regular expression")
+	fl.IntVar(&f.maxDiff, "max-diff-bytes", codehost.DefaultMaxDiffBytes, "cut a patch longer than this")
+	return cmd
 }
