@@ -39,6 +39,13 @@ func TestImportGitHubCommand(t *testing.T) {
 			t.Fatalf("export lacks %s:\n%s", want, out)
 		}
 	}
+	hist := mustGavel(t, db, "records", "outcomes", "Codertocat/Hello-World#4")
+	if !strings.Contains(hist, "abandoned") || !strings.Contains(hist, "Superseded by #5") {
+		t.Fatalf("outcomes:\n%s", hist)
+	}
+	if r := gavel(t, db, "records", "outcomes", "nobody"); r.code != 1 || !strings.Contains(r.stderr, "not found") {
+		t.Fatalf("unknown record: %+v", r)
+	}
 	if r := gavel(t, db, "import", "github", "--repo", "Codertocat/Hello-World", "--since", "last week"); r.code != 2 || !strings.Contains(r.stderr, "--since") {
 		t.Fatalf("bad --since: %+v", r)
 	}

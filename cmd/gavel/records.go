@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -71,7 +72,7 @@ func (a *app) recordsCmd() *cobra.Command {
 		Short: "Inspect and export the stored records",
 		Args:  args(cobra.NoArgs),
 	}
-	cmd.AddCommand(a.recordsStatsCmd(), a.recordsListCmd(), a.recordsExportCmd())
+	cmd.AddCommand(a.recordsStatsCmd(), a.recordsListCmd(), a.recordsExportCmd(), a.recordsOutcomesCmd())
 	return cmd
 }
 
@@ -278,4 +279,37 @@ func writeAtomic(name string, stdout io.Writer, fn func(io.Writer) error) error 
 		return err
 	}
 	return os.Rename(tmp.Name(), name)
+}
+
+func (a *app) recordsOutcomesCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "outcomes ID",
+		Short: "A record's outcome versions, oldest first (the latest is its outcome)",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, ids []string) error {
+			db, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			vs, err := db.Outcomes(cmd.Context(), ids[0])
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.writeJSON(map[string]any{"id": ids[0], "outcomes": vs})
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "version\tstatus\tlabel\tat\trecorded\tby\treason")
+			for _, v := range vs {
+				at := "-"
+				if !v.Outcome.At.IsZero() {
+					at = v.Outcome.At.Format(time.RFC3339)
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", v.Version, v.Outcome.Status, v.Outcome.Label, at,
+					v.RecordedAt.Format(time.RFC3339), v.Origin, v.Outcome.Reason)
+			}
+			return tw.Flush()
+		},
+	}
 }
