@@ -37,6 +37,10 @@ type Config struct {
 	Judge *judge.Spec
 	// Model is the judge's model; TeacherModel and EditorModel default to it.
 	Model, TeacherModel, EditorModel string
+	// TeacherModels, when it names several models, makes the teacher a
+	// panel that decides by Quorum (TeacherModel is then the first).
+	TeacherModels []string
+	Quorum        teacher.Quorum
 	// MaxIter bounds the iterations (default 5).
 	MaxIter int
 	// MaxPromptChars caps the revised prompt (system prompt plus checks'
@@ -53,8 +57,14 @@ func (cfg Config) withDefaults() Config {
 	if cfg.MaxIter <= 0 {
 		cfg.MaxIter = 5
 	}
+	if len(cfg.TeacherModels) > 0 {
+		cfg.TeacherModel = cfg.TeacherModels[0]
+	}
 	if cfg.TeacherModel == "" {
 		cfg.TeacherModel = cfg.Model
+	}
+	if len(cfg.TeacherModels) == 0 {
+		cfg.TeacherModels = []string{cfg.TeacherModel}
 	}
 	if cfg.EditorModel == "" {
 		cfg.EditorModel = cfg.Model
@@ -101,6 +111,9 @@ type Result struct {
 	Inputs     []string           `json:"inputs"`
 	Teacher    teacher.Stats      `json:"teacher"`
 	Decisions  []teacher.Decision `json:"-"`
+	// Panel describes the teachers when several decided (Teacher then
+	// counts the panel's combined decisions).
+	Panel *teacher.PanelStats `json:"panel,omitempty"`
 	Versions   []*Version         `json:"versions"`
 	Selected   int                `json:"selected"`
 	Iterations int                `json:"iterations"`
@@ -194,19 +207,33 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 	// Stage 1: the teacher on train; the original prompt on all of train
 	// (the threshold-tuned baseline needs it), on val and on test.
 	s1 := &stage{name: "teacher and original prompt"}
-	ds, pending, err := teacher.Run(ctx, client, cfg.Judge, cfg.TeacherModel, data.Train, cfg.Concurrency, func(done int) {
-		if cfg.Progress != nil {
-			cfg.Progress("teacher", done, len(data.Train))
+	var members []teacher.Member
+	for _, model := range cfg.TeacherModels {
+		name := "teacher"
+		if len(cfg.TeacherModels) > 1 {
+			name = "teacher " + model
 		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	s1.pending += pending
-	if len(ds) > 0 {
-		if err := st.SaveDecisions(context.WithoutCancel(ctx), ds); err != nil {
+		mds, pending, err := teacher.Run(ctx, client, cfg.Judge, model, data.Train, cfg.Concurrency, func(done int) {
+			if cfg.Progress != nil {
+				cfg.Progress(name, done, len(data.Train))
+			}
+		})
+		if err != nil {
 			return nil, err
 		}
+		s1.pending += pending
+		if len(mds) > 0 {
+			if err := st.SaveDecisions(context.WithoutCancel(ctx), mds); err != nil {
+				return nil, err
+			}
+		}
+		members = append(members, teacher.Member{Model: model, Decisions: mds})
+	}
+	ds := members[0].Decisions
+	if len(members) > 1 {
+		ds = teacher.Combine(data.Train, members, cfg.Quorum)
+		ps := teacher.SummarisePanel(data.Train, members, cfg.Quorum, cfg.Model, cfg.Boot)
+		res.Panel = &ps
 	}
 	orig := cfg.Judge
 	trainAll, err := c.judgeSet(s1, orig, data.Train, "train")

@@ -10,7 +10,8 @@ import (
 )
 
 // Plan tallies the model calls a calibration would make, without making
-// any (--dry-run). Its first stage is exact: the teacher on train and the
+// any (--dry-run). Its first stage is exact: the teacher (each teacher of
+// a panel) on train and the
 // original prompt on train, val and test, each checked against the cache.
 // The rest depends on answers, so it is an upper bound: per iteration, the
 // proposer on every kept training record the version gets wrong (at most
@@ -20,16 +21,22 @@ import (
 func Plan(ctx context.Context, plan *llm.Plan, cache llm.Cache, data Data, cfg Config) error {
 	cfg = cfg.withDefaults()
 	orig := cfg.Judge
-	var teach []*llm.Request
-	for _, r := range data.Train {
-		req, err := teacher.Request(orig, cfg.TeacherModel, r)
-		if err != nil {
+	for _, model := range cfg.TeacherModels {
+		var teach []*llm.Request
+		for _, r := range data.Train {
+			req, err := teacher.Request(orig, model, r)
+			if err != nil {
+				return err
+			}
+			teach = append(teach, req)
+		}
+		what := "teacher on train"
+		if len(cfg.TeacherModels) > 1 {
+			what = "teacher " + model + " on train"
+		}
+		if err := plan.Exact(ctx, cache, "teacher", what, teach); err != nil {
 			return err
 		}
-		teach = append(teach, req)
-	}
-	if err := plan.Exact(ctx, cache, "teacher", "teacher on train", teach); err != nil {
-		return err
 	}
 	for _, part := range []struct {
 		name string

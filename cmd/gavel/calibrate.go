@@ -130,9 +130,35 @@ func (a *app) printTeacher(model string, st teacher.Stats) {
 	}
 }
 
+// printPanel shows each teacher of a panel and how they agree.
+func (a *app) printPanel(model string, p *teacher.PanelStats) {
+	fmt.Fprintf(a.stdout, "%steacher panel of %d (quorum %s):\n", simTag(model), len(p.Teachers), p.Quorum)
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  teacher\tfamily\tkept\tabstained\tcorrected\tunreadable")
+	for _, t := range p.Teachers {
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\n", t.Model, t.Family, t.Kept, t.Abstained, t.Corrected, t.Invalid)
+	}
+	tw.Flush()
+	for _, pa := range p.Pairwise {
+		fmt.Fprintf(a.stdout, "  %s vs %s: Scott's pi %s %s over %d records\n", pa.A, pa.B, pa.ScottPi.Value, ciText(pa.ScottPi.CI), pa.Records)
+	}
+	fmt.Fprintf(a.stdout, "  Fleiss' kappa %s %s\n", p.FleissKappa.Value, ciText(p.FleissKappa.CI))
+	if p.Warning != "" {
+		fmt.Fprintf(a.stderr, "warning: %s\n", p.Warning)
+	}
+}
+
+func ciText(iv *metrics.Interval) string {
+	if iv == nil {
+		return ""
+	}
+	return iv.String()
+}
+
 type calibrateFlags struct {
 	judgeFlags
 	teacherModel, editorModel string
+	quorum                    string
 	maxIter, maxChars         int
 	ablate                    string
 	reportFile                string
@@ -158,7 +184,8 @@ A killed run resumes from the cache; --offline stops at each stage boundary.`,
 	}
 	f.register(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&f.teacherModel, "teacher-model", "", "teacher model (default --model)")
+	fl.StringVar(&f.teacherModel, "teacher-model", "", "teacher model (default --model); several, comma-separated (openai:A,anthropic:B), make a panel")
+	fl.StringVar(&f.quorum, "teacher-quorum", "all", "with several teacher models: how many must agree to keep or correct a label: all, majority or a number")
 	fl.StringVar(&f.editorModel, "editor-model", "", "model that proposes and applies edits (default --model)")
 	fl.IntVar(&f.maxIter, "max-iter", 5, "iterations at most")
 	fl.IntVar(&f.maxChars, "max-prompt-chars", 0, "length cap of the revised prompt (default twice the original, at least 4000)")
@@ -169,25 +196,38 @@ A killed run resumes from the cache; --offline stops at each stage boundary.`,
 	return cmd
 }
 
+// teachers are the teacher models --teacher-model names (empty: --model).
+func (f *calibrateFlags) teachers() []string {
+	if strings.TrimSpace(f.teacherModel) == "" {
+		return nil
+	}
+	return teacher.ParseModels(f.teacherModel)
+}
+
+// config is the calibration's configuration from the flags.
+func (f *calibrateFlags) config(s *judge.Spec, boot metrics.BootstrapOptions) refine.Config {
+	q, _ := teacher.ParseQuorum(f.quorum) // checked in calibrate
+	return refine.Config{Judge: s, Model: f.model, TeacherModels: f.teachers(), Quorum: q, EditorModel: f.editorModel,
+		MaxIter: f.maxIter, MaxPromptChars: f.maxChars, Concurrency: f.concurrency, Boot: boot}
+}
+
 // calibrationRun calibrates one spec, with progress on stderr.
-func (a *app) calibrationRun(ctx context.Context, svc *llm.Service, db store.Store, s *judge.Spec, data refine.Data, split, model, teacherModel, editorModel string, maxIter, maxChars, concurrency int, boot metrics.BootstrapOptions) (*refine.Result, error) {
+func (a *app) calibrationRun(ctx context.Context, svc *llm.Service, db store.Store, data refine.Data, split string, cfg refine.Config) (*refine.Result, error) {
 	prog := map[string]*progress{}
-	res, err := refine.Calibrate(ctx, svc, db, data, refine.Config{
-		Judge: s, Model: model, TeacherModel: teacherModel, EditorModel: editorModel, MaxIter: maxIter,
-		MaxPromptChars: maxChars, Concurrency: concurrency, Boot: boot,
-		Progress: func(stage string, done, total int) {
-			p := prog[stage]
-			if p == nil {
-				for _, old := range prog {
-					old.done()
-				}
-				clear(prog)
-				p = a.newProgress(fmt.Sprintf("calibrate %s: %s", s.Name, stage), total)
-				prog[stage] = p
+	s, model := cfg.Judge, cfg.Model
+	cfg.Progress = func(stage string, done, total int) {
+		p := prog[stage]
+		if p == nil {
+			for _, old := range prog {
+				old.done()
 			}
-			p.update(done)
-		},
-	})
+			clear(prog)
+			p = a.newProgress(fmt.Sprintf("calibrate %s: %s", s.Name, stage), total)
+			prog[stage] = p
+		}
+		p.update(done)
+	}
+	res, err := refine.Calibrate(ctx, svc, db, data, cfg)
 	for _, p := range prog {
 		p.done()
 	}
@@ -209,6 +249,12 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	if f.maxIter < 1 || f.maxChars < 0 || f.resamples < 1 {
 		return usagef("--max-iter and --resamples must be at least 1, --max-prompt-chars not negative")
 	}
+	if _, err := teacher.ParseQuorum(f.quorum); err != nil {
+		return usagef("--teacher-quorum: %v", err)
+	}
+	if q, _ := teacher.ParseQuorum(f.quorum); q.Rule == "count" && q.K > max(1, len(f.teachers())) {
+		return usagef("--teacher-quorum %d: there are only %d teacher models", q.K, max(1, len(f.teachers())))
+	}
 	var ablated *judge.Spec
 	if f.ablate != "" {
 		if !s.Sees(f.ablate) {
@@ -227,7 +273,7 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	data, err := loadParts(ctx, db, f.split, f.excludeStatus)
 	data.Train, data.Val, data.Test = first(data.Train, f.limit), first(data.Val, f.limit), first(data.Test, f.limit)
 	if err == nil {
-		err = f.checkRecords(append(append(append([]*record.Record(nil), data.Train...), data.Val...), data.Test...), f.teacherModel, f.editorModel)
+		err = f.checkRecords(append(append(append([]*record.Record(nil), data.Train...), data.Val...), data.Test...), append(f.teachers(), f.editorModel)...)
 	}
 	if err != nil {
 		return err
@@ -237,8 +283,7 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 			return errNoModel
 		}
 		return a.dryRun(ctx, &f.modelFlags, db, func(p *llm.Plan, c llm.Cache) error {
-			return refine.Plan(ctx, p, c, data, refine.Config{Judge: s, Model: f.model, TeacherModel: f.teacherModel,
-				EditorModel: f.editorModel, MaxIter: f.maxIter, MaxPromptChars: f.maxChars})
+			return refine.Plan(ctx, p, c, data, f.config(s, metrics.BootstrapOptions{}))
 		})
 	}
 	svc, err := f.service(db, registry())
@@ -246,7 +291,8 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 		return err
 	}
 	boot := metrics.BootstrapOptions{Resamples: f.resamples, Seed: f.seed}
-	res, err := a.calibrationRun(ctx, svc, db, s, data, f.split, f.model, f.teacherModel, f.editorModel, f.maxIter, f.maxChars, f.concurrency, boot)
+	cfg := f.config(s, boot)
+	res, err := a.calibrationRun(ctx, svc, db, data, f.split, cfg)
 	if err != nil {
 		return err
 	}
@@ -257,8 +303,13 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	}
 	out := map[string]any{"judges": []refine.JudgeSummary{res.Summary()}, "teacher": res.Teacher,
 		"simulated": isSim(f.model), "split": f.split}
+	if res.Panel != nil {
+		out["teachers"] = res.Panel.Teachers
+		out["panel"] = res.Panel
+	}
 	if ablated != nil {
-		res2, err := a.calibrationRun(ctx, svc, db, ablated, data, f.split, f.model, f.teacherModel, f.editorModel, f.maxIter, f.maxChars, f.concurrency, boot)
+		cfg.Judge = ablated
+		res2, err := a.calibrationRun(ctx, svc, db, data, f.split, cfg)
 		if err != nil {
 			return err
 		}
@@ -303,7 +354,12 @@ func writeReports(htmlFile string, stdout io.Writer, rep *report.CalibrationRepo
 
 func (a *app) printCalibration(r *refine.Result) {
 	model := r.Original.Model
-	a.printTeacher(model, r.Teacher)
+	if r.Panel != nil {
+		a.printPanel(model, r.Panel)
+		a.printTeacher("the panel's decisions", r.Teacher)
+	} else {
+		a.printTeacher(model, r.Teacher)
+	}
 	fmt.Fprintf(a.stdout, "%s%s: %d iteration(s); stopped: %s\n", simTag(model), r.Judge, r.Iterations, r.StopReason)
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tversion\thash\ttrain pi\tval pi\tdisagreements\taccepted\tdropped\t")

@@ -217,7 +217,7 @@ func (a *app) runDemo(ctx context.Context, db store.Store, out string, n int, se
 			return nil, err
 		}
 		step("calibrating %s", name)
-		res, err := a.calibrationRun(ctx, svc, db, s, data, "main", "sim", "sim", "sim", 5, 0, 8, boot)
+		res, err := a.calibrationRun(ctx, svc, db, data, "main", demoConfig(s, "sim", "sim", boot))
 		if err != nil {
 			return nil, err
 		}
@@ -241,7 +241,7 @@ func (a *app) runDemo(ctx context.Context, db store.Store, out string, n int, se
 				return nil, err
 			}
 			step("control %s: calibrating %s (teacher %s, editor %s)", c.Name, name, c.TeacherModel, c.EditorModel)
-			res, err := a.calibrationRun(ctx, svc, db, s, data, "main", "sim", c.TeacherModel, c.EditorModel, 5, 0, 8, boot)
+			res, err := a.calibrationRun(ctx, svc, db, data, "main", demoConfig(s, c.TeacherModel, c.EditorModel, boot))
 			if err != nil {
 				return nil, err
 			}
@@ -260,7 +260,7 @@ func (a *app) runDemo(ctx context.Context, db store.Store, out string, n int, se
 	if err != nil {
 		return nil, err
 	}
-	abl, err := a.calibrationRun(ctx, svc, db, noRef, data, "main", "sim", "sim", "sim", 5, 0, 8, boot)
+	abl, err := a.calibrationRun(ctx, svc, db, data, "main", demoConfig(noRef, "sim", "sim", boot))
 	if err != nil {
 		return nil, err
 	}
@@ -296,4 +296,11 @@ func (a *app) runDemo(ctx context.Context, db store.Store, out string, n int, se
 		return nil, err
 	}
 	return sum, nil
+}
+
+// demoConfig is a calibration of the demo: the simulated model judges, at
+// most five iterations, eight calls at once.
+func demoConfig(s *judge.Spec, teacherModel, editorModel string, boot metrics.BootstrapOptions) refine.Config {
+	return refine.Config{Judge: s, Model: "sim", TeacherModel: teacherModel, EditorModel: editorModel, MaxIter: 5,
+		Concurrency: 8, Boot: boot}
 }
