@@ -106,19 +106,19 @@ type Version struct {
 
 // Result is a calibration's outcome.
 type Result struct {
-	Judge      string             `json:"judge"`
-	Kind       judge.Kind         `json:"kind"`
-	Inputs     []string           `json:"inputs"`
-	Teacher    teacher.Stats      `json:"teacher"`
-	Decisions  []teacher.Decision `json:"-"`
+	Judge     string             `json:"judge"`
+	Kind      judge.Kind         `json:"kind"`
+	Inputs    []string           `json:"inputs"`
+	Teacher   teacher.Stats      `json:"teacher"`
+	Decisions []teacher.Decision `json:"-"`
 	// Panel describes the teachers when several decided (Teacher then
 	// counts the panel's combined decisions).
-	Panel *teacher.PanelStats `json:"panel,omitempty"`
-	Versions   []*Version         `json:"versions"`
-	Selected   int                `json:"selected"`
-	Iterations int                `json:"iterations"`
-	StopReason string             `json:"stop_reason"`
-	MaxChars   int                `json:"max_prompt_chars"`
+	Panel      *teacher.PanelStats `json:"panel,omitempty"`
+	Versions   []*Version          `json:"versions"`
+	Selected   int                 `json:"selected"`
+	Iterations int                 `json:"iterations"`
+	StopReason string              `json:"stop_reason"`
+	MaxChars   int                 `json:"max_prompt_chars"`
 	// TooLong counts every revision refused for the length cap, those of
 	// versions kept and of revisions given up.
 	TooLong int `json:"revisions_over_cap"`
