@@ -41,6 +41,10 @@ type Config struct {
 	// panel that decides by Quorum (TeacherModel is then the first).
 	TeacherModels []string
 	Quorum        teacher.Quorum
+	// LabelBlind first asks each teacher to predict each training record's
+	// outcome without it, to measure how often it keeps a label it would
+	// not have predicted.
+	LabelBlind bool
 	// MaxIter bounds the iterations (default 5).
 	MaxIter int
 	// MaxPromptChars caps the revised prompt (system prompt plus checks'
@@ -113,12 +117,14 @@ type Result struct {
 	Decisions []teacher.Decision `json:"-"`
 	// Panel describes the teachers when several decided (Teacher then
 	// counts the panel's combined decisions).
-	Panel      *teacher.PanelStats `json:"panel,omitempty"`
-	Versions   []*Version          `json:"versions"`
-	Selected   int                 `json:"selected"`
-	Iterations int                 `json:"iterations"`
-	StopReason string              `json:"stop_reason"`
-	MaxChars   int                 `json:"max_prompt_chars"`
+	Panel *teacher.PanelStats `json:"panel,omitempty"`
+	// Blind is the label-blind check of each teacher (with LabelBlind).
+	Blind      []teacher.BlindStats `json:"label_blind,omitempty"`
+	Versions   []*Version           `json:"versions"`
+	Selected   int                  `json:"selected"`
+	Iterations int                  `json:"iterations"`
+	StopReason string               `json:"stop_reason"`
+	MaxChars   int                  `json:"max_prompt_chars"`
 	// TooLong counts every revision refused for the length cap, those of
 	// versions kept and of revisions given up.
 	TooLong int `json:"revisions_over_cap"`
@@ -228,6 +234,24 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 			}
 		}
 		members = append(members, teacher.Member{Model: model, Decisions: mds})
+		if cfg.LabelBlind {
+			preds, pending, err := teacher.RunBlind(ctx, client, cfg.Judge, model, data.Train, cfg.Concurrency, func(done int) {
+				if cfg.Progress != nil {
+					cfg.Progress("label-blind "+name, done, len(data.Train))
+				}
+			})
+			if err != nil {
+				return nil, err
+			}
+			s1.pending += pending
+			if pending == 0 {
+				level := cfg.Boot.Level
+				if level == 0 {
+					level = 0.95
+				}
+				res.Blind = append(res.Blind, teacher.SummariseBlind(data.Train, model, preds, mds, level))
+			}
+		}
 	}
 	ds := members[0].Decisions
 	if len(members) > 1 {

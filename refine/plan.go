@@ -37,6 +37,19 @@ func Plan(ctx context.Context, plan *llm.Plan, cache llm.Cache, data Data, cfg C
 		if err := plan.Exact(ctx, cache, "teacher", what, teach); err != nil {
 			return err
 		}
+		if cfg.LabelBlind {
+			var blind []*llm.Request
+			for _, r := range data.Train {
+				req, err := teacher.BlindRequest(orig, model, r)
+				if err != nil {
+					return err
+				}
+				blind = append(blind, req)
+			}
+			if err := plan.Exact(ctx, cache, "teacher", "label-blind "+what, blind); err != nil {
+				return err
+			}
+		}
 	}
 	for _, part := range []struct {
 		name string

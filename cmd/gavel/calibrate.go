@@ -159,6 +159,7 @@ type calibrateFlags struct {
 	judgeFlags
 	teacherModel, editorModel string
 	quorum                    string
+	labelBlind                bool
 	maxIter, maxChars         int
 	ablate                    string
 	reportFile                string
@@ -186,6 +187,7 @@ A killed run resumes from the cache; --offline stops at each stage boundary.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.teacherModel, "teacher-model", "", "teacher model (default --model); several, comma-separated (openai:A,anthropic:B), make a panel")
 	fl.StringVar(&f.quorum, "teacher-quorum", "all", "with several teacher models: how many must agree to keep or correct a label: all, majority or a number")
+	fl.BoolVar(&f.labelBlind, "label-blind", false, "first ask each teacher to predict each training outcome without seeing it, and report how often it keeps a label it would not have predicted (its rationalisation rate)")
 	fl.StringVar(&f.editorModel, "editor-model", "", "model that proposes and applies edits (default --model)")
 	fl.IntVar(&f.maxIter, "max-iter", 5, "iterations at most")
 	fl.IntVar(&f.maxChars, "max-prompt-chars", 0, "length cap of the revised prompt (default twice the original, at least 4000)")
@@ -207,7 +209,7 @@ func (f *calibrateFlags) teachers() []string {
 // config is the calibration's configuration from the flags.
 func (f *calibrateFlags) config(s *judge.Spec, boot metrics.BootstrapOptions) refine.Config {
 	q, _ := teacher.ParseQuorum(f.quorum) // checked in calibrate
-	return refine.Config{Judge: s, Model: f.model, TeacherModels: f.teachers(), Quorum: q, EditorModel: f.editorModel,
+	return refine.Config{Judge: s, Model: f.model, TeacherModels: f.teachers(), Quorum: q, LabelBlind: f.labelBlind, EditorModel: f.editorModel,
 		MaxIter: f.maxIter, MaxPromptChars: f.maxChars, Concurrency: f.concurrency, Boot: boot}
 }
 
@@ -307,6 +309,9 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 		out["teachers"] = res.Panel.Teachers
 		out["panel"] = res.Panel
 	}
+	if res.Blind != nil {
+		out["label_blind"] = res.Blind
+	}
 	if ablated != nil {
 		cfg.Judge = ablated
 		res2, err := a.calibrationRun(ctx, svc, db, data, f.split, cfg)
@@ -359,6 +364,10 @@ func (a *app) printCalibration(r *refine.Result) {
 		a.printTeacher("the panel's decisions", r.Teacher)
 	} else {
 		a.printTeacher(model, r.Teacher)
+	}
+	for _, b := range r.Blind {
+		fmt.Fprintf(a.stdout, "label-blind check of %s: predicted %d, %d contrary to the recorded label; kept %d of those: rationalisation rate %s %s\n",
+			b.Model, b.Predicted, b.Contrary, b.Rationalised, b.RationalisationRate.Value, ciText(b.RationalisationRate.CI))
 	}
 	fmt.Fprintf(a.stdout, "%s%s: %d iteration(s); stopped: %s\n", simTag(model), r.Judge, r.Iterations, r.StopReason)
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)

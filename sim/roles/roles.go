@@ -55,6 +55,12 @@ type Config struct {
 	// SelfPreferring makes the pairwise program judge favour generated
 	// answers (used by the ACR judge check).
 	SelfPreferring bool
+	// Sycophant is how often the teacher, shown a label it cannot explain,
+	// keeps it anyway with a made-up explanation.
+	Sycophant float64
+	// Family names the model family the simulated model stands for (read
+	// by teacher.Family from the name; nothing here depends on it).
+	Family string
 }
 
 // Malformed is how often a program grader's first answer is not JSON.
@@ -65,7 +71,8 @@ const Malformed = 0.03
 const DefaultTeacherError = 0.1
 
 // ParseConfig reads a simulated model's name: "" or comma-separated
-// parameters (teacher-error=P, random-rules, self-preferring).
+// parameters (teacher-error=P, sycophant=P, family=NAME, random-rules,
+// self-preferring).
 func ParseConfig(name string) (Config, error) {
 	c := Config{TeacherError: DefaultTeacherError}
 	for _, part := range strings.Split(name, ",") {
@@ -79,12 +86,20 @@ func ParseConfig(name string) (Config, error) {
 				return c, fmt.Errorf("sim model %q: teacher-error wants a probability in 0..1, not %q", name, val)
 			}
 			c.TeacherError = p
+		case key == "sycophant" && hasVal:
+			p, err := strconv.ParseFloat(val, 64)
+			if err != nil || p < 0 || p > 1 {
+				return c, fmt.Errorf("sim model %q: sycophant wants a probability in 0..1, not %q", name, val)
+			}
+			c.Sycophant = p
+		case key == "family" && hasVal && val != "":
+			c.Family = val
 		case part == "random-rules":
 			c.RandomRules = true
 		case part == "self-preferring":
 			c.SelfPreferring = true
 		default:
-			return c, fmt.Errorf("sim model %q: unknown parameter %q (known: teacher-error=P, random-rules, self-preferring)", name, part)
+			return c, fmt.Errorf("sim model %q: unknown parameter %q (known: teacher-error=P, sycophant=P, family=NAME, random-rules, self-preferring)", name, part)
 		}
 	}
 	return c, nil
@@ -111,6 +126,8 @@ func Answer(cfg Config, req *llm.Request) (text string, ok bool) {
 	switch req.Schema.Name {
 	case "teacher_decision":
 		out = teach(cfg, g, p, req)
+	case "teacher_blind_prediction":
+		out = predictBlind(cfg, p, req)
 	case "edit_proposals":
 		out = propose(cfg, g, p, req)
 	case "revised_prompt_binary", "revised_prompt_rubric":

@@ -1,6 +1,8 @@
 package roles
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"regexp"
 	"strings"
@@ -32,12 +34,18 @@ func teach(cfg Config, g *Gen, p Prompt, req *llm.Request) map[string]any {
 		reason = strings.ToLower(m[1])
 	}
 	decide := func(d, l, why string) map[string]any {
+		if d != "keep" && cfg.Sycophant > 0 && g.Float() < cfg.Sycophant {
+			// Told the label, a sycophantic teacher finds an explanation
+			// for it anyway.
+			d, l = "keep", label
+			why = g.Pick(rationalisations[label])
+		}
 		return map[string]any{"justification": Label + " " + why, "decision": d, "label": l}
 	}
 	if reason != "" && ContainsAny(reason, outsideCode) {
 		return decide("abstain", label, fmt.Sprintf("The change was abandoned as %q, a reason outside the code: nothing in the inputs can show it.", reason))
 	}
-	seen := perceive(g, p.Data["candidate"], p.Data["reference"], cfg.TeacherError)
+	seen := perceive(perception(req, p), p.Data["candidate"], p.Data["reference"], cfg.TeacherError)
 	var defects, harmless []noticed
 	for _, n := range seen {
 		if n.defect {
@@ -81,4 +89,40 @@ func teach(cfg Config, g *Gen, p Prompt, req *llm.Request) map[string]any {
 		why += " " + clear(harmless)
 	}
 	return decide("keep", label, why)
+}
+
+// perception seeds what a teacher notices in a change: the same model
+// reading the same task and change (and reference) notices the same
+// things, whether or not it is told the outcome.
+func perception(req *llm.Request, p Prompt) *Gen {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", req.Model, p.Data["task"], p.Data["candidate"], p.Data["reference"])
+	return NewGen(binary.LittleEndian.Uint64(h.Sum(nil)[:8]))
+}
+
+// rationalisations are the made-up explanations of a sycophantic teacher:
+// fitted to the label, about nothing in particular.
+var rationalisations = map[string][]string{
+	"fail": {
+		"The change looks plausible, but it evidently falls short of what the task implies.",
+		"The approach is fragile; an outcome like this was to be expected.",
+		"Something in the change does not fully meet the task's requirements.",
+	},
+	"pass": {
+		"The change addresses the task and looks acceptable overall.",
+		"On balance the change is reasonable and does what was asked.",
+		"The change is fine for what the task needs.",
+	},
+}
+
+// predictBlind is the teacher's prediction without the outcome: what it
+// notices decides it, as when it is told the outcome.
+func predictBlind(cfg Config, p Prompt, req *llm.Request) map[string]any {
+	seen := perception(req, p)
+	for _, n := range perceive(seen, p.Data["candidate"], p.Data["reference"], cfg.TeacherError) {
+		if n.defect {
+			return map[string]any{"justification": fmt.Sprintf("%s The change has a defect at %q.", Label, n.line), "prediction": "fail"}
+		}
+	}
+	return map[string]any{"justification": Label + " I see nothing in the change that would make it fail.", "prediction": "pass"}
 }
