@@ -45,6 +45,13 @@ type Config struct {
 	// outcome without it, to measure how often it keeps a label it would
 	// not have predicted.
 	LabelBlind bool
+	// Seed, when not 0, makes the editor sample: its proposal and applier
+	// requests carry the seed and EditorTemperature (default 0.7), so
+	// repeats with different seeds take different paths, while the
+	// teacher's and the judge's requests, unchanged, come from the cache.
+	// 0 keeps every request at temperature 0.
+	Seed              int64
+	EditorTemperature float64
 	// MaxIter bounds the iterations (default 5).
 	MaxIter int
 	// MaxPromptChars caps the revised prompt (system prompt plus checks'
@@ -54,6 +61,16 @@ type Config struct {
 	Boot           metrics.BootstrapOptions
 	// Progress, when set, reports each stage.
 	Progress func(stage string, done, total int)
+}
+
+// sample gives an editor's request the seed and temperature of a sampled
+// calibration (nothing when Seed is 0).
+func (cfg Config) sample(req *llm.Request) {
+	if cfg.Seed == 0 {
+		return
+	}
+	seed, t := cfg.Seed, cfg.EditorTemperature
+	req.Seed, req.Temperature = &seed, &t
 }
 
 // withDefaults fills the zero values of a configuration.
@@ -75,6 +92,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.MaxPromptChars <= 0 {
 		cfg.MaxPromptChars = max(4000, 2*PromptSize(cfg.Judge))
+	}
+	if cfg.Seed != 0 && cfg.EditorTemperature <= 0 {
+		cfg.EditorTemperature = 0.7
 	}
 	return cfg
 }
@@ -320,7 +340,7 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 			break
 		}
 		// One applier call (and one retry) under the length cap.
-		revised, note, tooLong, err := applyEdits(ctx, client, cur.Spec, cfg.EditorModel, accepted, cfg.MaxPromptChars)
+		revised, note, tooLong, err := applyEdits(ctx, client, cur.Spec, cfg.EditorModel, accepted, cfg.MaxPromptChars, cfg.sample)
 		res.TooLong += tooLong
 		if errors.Is(err, llm.ErrPending) {
 			return nil, fmt.Errorf("iteration %d: applying edits: 1 request: %w", it, llm.ErrPending)
@@ -517,6 +537,7 @@ func (c *calibration) propose(sg *stage, s *judge.Spec, dis []*record.Record, vs
 		v := vs[r.ID]
 		req, err := ProposerRequest(s, c.cfg.EditorModel, r, &v, threshold, justification[r.ID])
 		if err == nil {
+			c.cfg.sample(req)
 			var resp *llm.Response
 			if resp, err = c.client.Complete(ctx, req); err == nil {
 				props[i] = ParseProposals(resp)

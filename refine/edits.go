@@ -322,11 +322,12 @@ func checkNames(cs []judge.Check) string {
 // rejected revision is asked for once more with the problem shown, then
 // given up (nil, with the reason). tooLong counts the revisions refused
 // for the length cap.
-func applyEdits(ctx context.Context, client llm.Client, s *judge.Spec, model string, edits []Proposal, maxChars int) (revised *judge.Spec, note string, tooLong int, err error) {
+func applyEdits(ctx context.Context, client llm.Client, s *judge.Spec, model string, edits []Proposal, maxChars int, sample func(*llm.Request)) (revised *judge.Spec, note string, tooLong int, err error) {
 	req, err := ApplierRequest(s, model, edits, maxChars)
 	if err != nil {
 		return nil, "", 0, err
 	}
+	sample(req)
 	var problem, first error
 	for attempt := range 2 {
 		resp, err := client.Complete(ctx, req)
