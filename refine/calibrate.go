@@ -52,6 +52,8 @@ type Config struct {
 	// 0 keeps every request at temperature 0.
 	Seed              int64
 	EditorTemperature float64
+	// Repeats is only for Plan: the number of repeated runs to bound.
+	Repeats int
 	// MaxIter bounds the iterations (default 5).
 	MaxIter int
 	// MaxPromptChars caps the revised prompt (system prompt plus checks'

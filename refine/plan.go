@@ -103,11 +103,15 @@ func Plan(ctx context.Context, plan *llm.Plan, cache llm.Cache, data Data, cfg C
 		return err
 	}
 	applierIn, _ := tokens(applier)
-	n := int64(cfg.MaxIter)
-	plan.Bound("proposer", "iterations: proposals from disagreements", propLike, cfg.MaxIter*len(data.Train), n*prop)
-	plan.Bound("applier", "iterations: prompt revisions", applier, 2*cfg.MaxIter, 2*n*(applierIn+int64(cfg.MaxPromptChars)/4))
-	plan.Bound("judge", "iterations: new versions on train (kept) and val", judgeLike, cfg.MaxIter*(len(data.Train)+len(data.Val)), n*(judgeTrain+judgeVal))
-	plan.Bound("judge", "selected version on test", judgeLike, len(data.Test), judgeTest)
+	// Repeated runs share the first stage (the cache answers it again)
+	// and each make the rest.
+	runs := max(1, cfg.Repeats)
+	iters := cfg.MaxIter * runs
+	n := int64(iters)
+	plan.Bound("proposer", "iterations: proposals from disagreements", propLike, iters*len(data.Train), n*prop)
+	plan.Bound("applier", "iterations: prompt revisions", applier, 2*iters, 2*n*(applierIn+int64(cfg.MaxPromptChars)/4))
+	plan.Bound("judge", "iterations: new versions on train (kept) and val", judgeLike, iters*(len(data.Train)+len(data.Val)), n*(judgeTrain+judgeVal))
+	plan.Bound("judge", "selected version on test", judgeLike, runs*len(data.Test), int64(runs)*judgeTest)
 	return nil
 }
 

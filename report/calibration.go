@@ -34,6 +34,10 @@ type CalibrationReport struct {
 	// Controls are the same calibrations run with other teacher or editor
 	// models (the simulated world's controls), beside the main ones.
 	Controls []*Control
+	// Repeats are repeated calibrations (calibrate --repeats), with their
+	// summary; the first is the one Sections show.
+	Repeats       []refine.Run
+	RepeatSummary *refine.RepeatSummary
 }
 
 // Control is one control calibration.
@@ -72,6 +76,7 @@ type diffLine struct{ Class, Text string }
 func pct(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
 
 var calTmpl = template.Must(template.New("calibration").Funcs(template.FuncMap{
+	"deref": func(p *float64) float64 { return *p },
 	"short": func(s string) string { return s[:min(12, len(s))] },
 	"join":  strings.Join,
 	"pct":   pct,
@@ -203,19 +208,49 @@ func controlsChart(cs []*Control) template.HTML {
 	return IntervalChart("Test gain in Scott's pi by control, 95% intervals", rows, -0.25, 0.75)
 }
 
+// repeatCharts draws every repeated run's trajectory (validation pi by
+// version) and each run's test gain with its interval.
+func repeatCharts(runs []refine.Run) (template.HTML, template.HTML) {
+	if len(runs) == 0 {
+		return "", ""
+	}
+	var series []Series
+	var gains []Interval
+	for _, r := range runs {
+		sr := Series{Name: fmt.Sprintf("seed %d", r.Seed)}
+		for i, v := range r.Trajectory {
+			sr.Points = append(sr.Points, Point{float64(i), v})
+		}
+		series = append(series, sr)
+		iv := Interval{Name: fmt.Sprintf("seed %d", r.Seed)}
+		if r.Gain.ScottPi != nil {
+			iv.Defined, iv.Value, iv.Lo, iv.Hi = true, *r.Gain.ScottPi, *r.Gain.ScottPi, *r.Gain.ScottPi
+			if len(r.Gain.CI) == 2 {
+				iv.Lo, iv.Hi = r.Gain.CI[0], r.Gain.CI[1]
+			}
+		}
+		gains = append(gains, iv)
+	}
+	return LineChart("Validation Scott's pi by version, each run", "version (0 is the original prompt)", series, -0.25, 1),
+		IntervalChart("Test gain in Scott's pi by run, 95% intervals", gains, -0.25, 0.75)
+}
+
 // WriteCalibration renders the calibration page.
 func WriteCalibration(w io.Writer, r *CalibrationReport) error {
 	var views []*sectionView
 	for _, s := range r.Sections {
 		views = append(views, view(s))
 	}
+	traj, gains := repeatCharts(r.Repeats)
 	return calTmpl.Execute(w, struct {
 		*CalibrationReport
 		Sections      []*sectionView
 		GapWarning    string
 		ControlsChart template.HTML
 		ControlNotes  []*Control
-	}{r, views, teacher.InformationGapWarning, controlsChart(r.Controls), controlNotes(r.Controls)})
+		RepeatChart   template.HTML
+		RepeatGains   template.HTML
+	}{r, views, teacher.InformationGapWarning, controlsChart(r.Controls), controlNotes(r.Controls), traj, gains})
 }
 
 // WriteCalibrationMarkdown writes the same results as Markdown.

@@ -53,6 +53,11 @@ func TestReportsInABrowser(t *testing.T) {
 	mustGavel(t, filepath.Join(dir, "unused.db"), "demo", "--out", demo, "--resamples", "200")
 	db := filepath.Join(demo, "gavel.db")
 	pages := map[string]string{"calibration": filepath.Join(demo, "report.html")}
+	// Repeated runs with a teacher panel and the label-blind check.
+	pages["calibration repeats"] = filepath.Join(dir, "repeats.html")
+	mustGavel(t, db, "calibrate", "--judge", "passfail", "--split", "main", "--model", "sim", "--repeats", "3", "--max-iter", "2",
+		"--teacher-model", "sim:family=a,sim:family=b,teacher-error=0.05,sim:family=c,sycophant=0.6", "--teacher-quorum", "majority",
+		"--label-blind", "--resamples", "200", "--report", pages["calibration repeats"])
 	pages["eval"] = filepath.Join(dir, "eval.html")
 	mustGavel(t, db, "eval", "--judge", "rubric5", "--split", "main:test", "--model", "sim", "--resamples", "200",
 		"--tune-threshold-on", "main:train", "--compare", "passfail", "--report", pages["eval"])

@@ -160,6 +160,8 @@ type calibrateFlags struct {
 	teacherModel, editorModel string
 	quorum                    string
 	labelBlind                bool
+	repeats                   int
+	resampleTrain             bool
 	maxIter, maxChars         int
 	ablate                    string
 	reportFile                string
@@ -189,6 +191,8 @@ A killed run resumes from the cache; --offline stops at each stage boundary.`,
 	fl.StringVar(&f.quorum, "teacher-quorum", "all", "with several teacher models: how many must agree to keep or correct a label: all, majority or a number")
 	fl.BoolVar(&f.labelBlind, "label-blind", false, "first ask each teacher to predict each training outcome without seeing it, and report how often it keeps a label it would not have predicted (its rationalisation rate)")
 	fl.StringVar(&f.editorModel, "editor-model", "", "model that proposes and applies edits (default --model)")
+	fl.IntVar(&f.repeats, "repeats", 0, "run the calibration this many times (at least 2) with seeds 1..K, the editor sampling at temperature 0.7, and report the gain's spread, the edits' acceptance and the selection's stability")
+	fl.BoolVar(&f.resampleTrain, "resample-train", false, "with --repeats, each run calibrates on its own bootstrap resample of train's groups (the distinct records drawn)")
 	fl.IntVar(&f.maxIter, "max-iter", 5, "iterations at most")
 	fl.IntVar(&f.maxChars, "max-prompt-chars", 0, "length cap of the revised prompt (default twice the original, at least 4000)")
 	fl.StringVar(&f.ablate, "ablate-input", "", "also calibrate without this input (e.g. reference) and report both side by side")
@@ -213,26 +217,85 @@ func (f *calibrateFlags) config(s *judge.Spec, boot metrics.BootstrapOptions) re
 		MaxIter: f.maxIter, MaxPromptChars: f.maxChars, Concurrency: f.concurrency, Boot: boot}
 }
 
+// stageProgress shows a calibration's stages on stderr, one bar each; the
+// returned function ends the last.
+func (a *app) stageProgress(title string) (func(stage string, done, total int), func()) {
+	prog := map[string]*progress{}
+	return func(stage string, done, total int) {
+			p := prog[stage]
+			if p == nil {
+				for _, old := range prog {
+					old.done()
+				}
+				clear(prog)
+				p = a.newProgress(title+": "+stage, total)
+				prog[stage] = p
+			}
+			p.update(done)
+		}, func() {
+			for _, p := range prog {
+				p.done()
+			}
+		}
+}
+
+// repeatRun runs repeated calibrations and stores each.
+func (a *app) repeatRun(ctx context.Context, svc *llm.Service, db store.Store, data refine.Data, split string, cfg refine.Config, opt refine.RepeatOptions) ([]refine.Run, *refine.RepeatSummary, error) {
+	var end func()
+	cfg.Progress, end = a.stageProgress(fmt.Sprintf("calibrate %s (%d runs)", cfg.Judge.Name, opt.Repeats))
+	runs, sum, err := refine.Repeat(ctx, svc, db, data, cfg, opt)
+	end()
+	if err != nil {
+		return nil, nil, stopped(err, svc.Stats().Pending)
+	}
+	for _, r := range runs {
+		if err := db.SaveCalibration(context.WithoutCancel(ctx), cfg.Judge.Name, r.SelectedVersion, split, cfg.Model, r.Result); err != nil {
+			return nil, nil, err
+		}
+	}
+	return runs, sum, nil
+}
+
+// printRepeats shows repeated runs and their summary.
+func (a *app) printRepeats(runs []refine.Run, s *refine.RepeatSummary) {
+	fmt.Fprintf(a.stdout, "\n%d runs:\n", s.Runs)
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  seed\tselected\ttest gain\tinterval\tversions")
+	for _, r := range runs {
+		gain := "undefined"
+		if r.Gain.ScottPi != nil {
+			gain = fmt.Sprintf("%+.4f", *r.Gain.ScottPi)
+		}
+		ci := "none"
+		if len(r.Gain.CI) == 2 {
+			ci = fmt.Sprintf("[%.4f, %.4f]", r.Gain.CI[0], r.Gain.CI[1])
+		}
+		fmt.Fprintf(tw, "  %d\t%.12s\t%s\t%s\t%d\n", r.Seed, r.SelectedVersion, gain, ci, len(r.Trajectory))
+	}
+	tw.Flush()
+	ci := "none"
+	if s.GainCI != nil {
+		ci = fmt.Sprintf("[%.4f, %.4f]", s.GainCI[0], s.GainCI[1])
+	}
+	fmt.Fprintf(a.stdout, "gain over runs: mean %+.4f, sd %.4f, range [%+.4f, %+.4f], 95%% t interval of the mean %s; %d of %d runs with an interval above 0\n",
+		s.MeanGain, s.SDGain, s.MinGain, s.MaxGain, ci, s.Positive, s.Runs)
+	fmt.Fprintf(a.stdout, "selection stability: %.0f%% of runs chose the most chosen version (%d distinct)\n", 100*s.Stability, len(s.Selected))
+	for i, e := range s.Edits {
+		if i == 5 {
+			fmt.Fprintf(a.stdout, "  ... %d more edits\n", len(s.Edits)-5)
+			break
+		}
+		fmt.Fprintf(a.stdout, "  accepted in %d of %d runs: [%s] %s\n", e.Runs, s.Runs, e.Kind, e.Text)
+	}
+}
+
 // calibrationRun calibrates one spec, with progress on stderr.
 func (a *app) calibrationRun(ctx context.Context, svc *llm.Service, db store.Store, data refine.Data, split string, cfg refine.Config) (*refine.Result, error) {
-	prog := map[string]*progress{}
 	s, model := cfg.Judge, cfg.Model
-	cfg.Progress = func(stage string, done, total int) {
-		p := prog[stage]
-		if p == nil {
-			for _, old := range prog {
-				old.done()
-			}
-			clear(prog)
-			p = a.newProgress(fmt.Sprintf("calibrate %s: %s", s.Name, stage), total)
-			prog[stage] = p
-		}
-		p.update(done)
-	}
+	var end func()
+	cfg.Progress, end = a.stageProgress(fmt.Sprintf("calibrate %s", s.Name))
 	res, err := refine.Calibrate(ctx, svc, db, data, cfg)
-	for _, p := range prog {
-		p.done()
-	}
+	end()
 	if err != nil {
 		return nil, stopped(err, svc.Stats().Pending)
 	}
@@ -253,6 +316,15 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	}
 	if _, err := teacher.ParseQuorum(f.quorum); err != nil {
 		return usagef("--teacher-quorum: %v", err)
+	}
+	if f.repeats == 1 || f.repeats < 0 {
+		return usagef("--repeats %d: give at least 2 runs (or leave it out for one)", f.repeats)
+	}
+	if f.resampleTrain && f.repeats == 0 {
+		return usagef("--resample-train is for --repeats")
+	}
+	if f.repeats > 0 && f.ablate != "" {
+		return usagef("--repeats and --ablate-input: run them apart")
 	}
 	if q, _ := teacher.ParseQuorum(f.quorum); q.Rule == "count" && q.K > max(1, len(f.teachers())) {
 		return usagef("--teacher-quorum %d: there are only %d teacher models", q.K, max(1, len(f.teachers())))
@@ -285,7 +357,9 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 			return errNoModel
 		}
 		return a.dryRun(ctx, &f.modelFlags, db, func(p *llm.Plan, c llm.Cache) error {
-			return refine.Plan(ctx, p, c, data, f.config(s, metrics.BootstrapOptions{}))
+			cfg := f.config(s, metrics.BootstrapOptions{})
+			cfg.Repeats = f.repeats
+			return refine.Plan(ctx, p, c, data, cfg)
 		})
 	}
 	svc, err := f.service(db, registry())
@@ -294,8 +368,16 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	}
 	boot := metrics.BootstrapOptions{Resamples: f.resamples, Seed: f.seed}
 	cfg := f.config(s, boot)
-	res, err := a.calibrationRun(ctx, svc, db, data, f.split, cfg)
-	if err != nil {
+	var runs []refine.Run
+	var repeats *refine.RepeatSummary
+	var res *refine.Result
+	if f.repeats > 0 {
+		runs, repeats, err = a.repeatRun(ctx, svc, db, data, f.split, cfg, refine.RepeatOptions{Repeats: f.repeats, ResampleTrain: f.resampleTrain})
+		if err != nil {
+			return err
+		}
+		res = runs[0].Result
+	} else if res, err = a.calibrationRun(ctx, svc, db, data, f.split, cfg); err != nil {
 		return err
 	}
 	rep := &report.CalibrationReport{
@@ -311,6 +393,12 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	}
 	if res.Blind != nil {
 		out["label_blind"] = res.Blind
+	}
+	if repeats != nil {
+		out["repeats"] = runs
+		out["repeats_summary"] = repeats
+		rep.Repeats = runs
+		rep.RepeatSummary = repeats
 	}
 	if ablated != nil {
 		cfg.Judge = ablated
@@ -334,6 +422,9 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 		return a.writeJSON(out)
 	}
 	a.printCalibration(res)
+	if repeats != nil {
+		a.printRepeats(runs, repeats)
+	}
 	if ablated != nil {
 		fmt.Fprintf(a.stdout, "\nwithout %s:\n", f.ablate)
 		a.printCalibration(rep.Ablation.Without)
