@@ -33,6 +33,7 @@ func simAnswerWith(t *testing.T, m sim.Model) func(c *llmtest.Call) string {
 				Content string `json:"content"`
 			} `json:"messages"`
 			Temperature    *float64 `json:"temperature"`
+			Seed           *int64   `json:"seed"`
 			ResponseFormat *struct {
 				JSONSchema struct {
 					Name   string          `json:"name"`
@@ -44,7 +45,7 @@ func simAnswerWith(t *testing.T, m sim.Model) func(c *llmtest.Call) string {
 			t.Errorf("fake server: %v", err)
 			return ""
 		}
-		req := &llm.Request{Model: "sim", Temperature: body.Temperature}
+		req := &llm.Request{Model: "sim", Temperature: body.Temperature, Seed: body.Seed}
 		for _, msg := range body.Messages {
 			req.Messages = append(req.Messages, llm.Message{Role: llm.Role(msg.Role), Content: msg.Content})
 		}
@@ -255,6 +256,59 @@ func TestCalibrateOfflineThroughBatchFiles(t *testing.T) {
 	if r := gavel(t, db, args...); r.code != 0 {
 		t.Fatalf("rerun: %+v", r)
 	}
+}
+
+// A teacher panel, the label-blind check and repeated runs go through
+// --offline and batch files like every other stage, and calibrate --json
+// carries teachers (model, kept, abstained, corrected), label_blind and
+// repeats (seed, selected_version, gain {scott_pi, ci}).
+func TestCalibratePanelAndRepeatsOffline(t *testing.T) {
+	dir := t.TempDir()
+	db := simStore(t, dir, 180)
+	args := []string{"calibrate", "--judge", "passfail", "--split", "main", "--model", "openai:judge", "--offline",
+		"--teacher-model", "openai:teacher-a,openai:teacher-b", "--teacher-quorum", "all", "--label-blind",
+		"--repeats", "2", "--max-iter", "1", "--resamples", "200", "--json"}
+	var out struct {
+		Teachers []map[string]any `json:"teachers"`
+		Blind    []map[string]any `json:"label_blind"`
+		Repeats  []map[string]any `json:"repeats"`
+		Summary  map[string]any   `json:"repeats_summary"`
+	}
+	rounds := 0
+	for ; rounds < 30; rounds++ {
+		r := gavel(t, db, args...)
+		if r.code == 0 {
+			decodeJSON(t, r.stdout, &out)
+			break
+		}
+		if r.code != 3 || !strings.Contains(r.stderr, "pending") {
+			t.Fatalf("round %d: exit %d: %s", rounds, r.code, r.stderr)
+		}
+		answerPending(t, db, dir, simAnswer(t))
+	}
+	if len(out.Teachers) != 2 || len(out.Blind) != 2 || len(out.Repeats) != 2 || out.Summary == nil {
+		t.Fatalf("after %d rounds: %+v", rounds, out)
+	}
+	for _, tch := range out.Teachers {
+		for _, k := range []string{"model", "kept", "abstained", "corrected"} {
+			if _, ok := tch[k]; !ok {
+				t.Fatalf("teacher lacks %s: %v", k, tch)
+			}
+		}
+	}
+	for i, r := range out.Repeats {
+		gain, _ := r["gain"].(map[string]any)
+		if r["seed"] != float64(i+1) || r["selected_version"] == "" || gain == nil {
+			t.Fatalf("repeat %d: %v", i, r)
+		}
+		if _, ok := gain["scott_pi"]; !ok {
+			t.Fatalf("repeat %d gain: %v", i, gain)
+		}
+		if _, ok := gain["ci"]; !ok {
+			t.Fatalf("repeat %d gain: %v", i, gain)
+		}
+	}
+	t.Logf("panel, blind check and 2 repeats finished offline after %d batch rounds", rounds)
 }
 
 func TestDemo(t *testing.T) {
