@@ -39,6 +39,8 @@ type EvalSection struct {
 type Comparison struct {
 	A, B    string
 	Figures map[string]judge.Figure
+	// Note says what is compared (e.g. a version's transfer to a model).
+	Note string
 }
 
 var evalTmpl = template.Must(template.New("eval").Funcs(template.FuncMap{

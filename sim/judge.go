@@ -104,7 +104,7 @@ func present(patch string) ([]*Signal, map[*Signal]string) {
 // reviewer's biases for what the prompt says nothing about. Against a
 // reference, every hunk the reference does not need stands out; without
 // one, the judge notices each signal as often as it is visible.
-func review(g *gen, patch string, rs []rule, referenceShown bool) judgement {
+func review(g *gen, patch string, rs []rule, referenceShown bool, naiveScale float64) judgement {
 	var j judgement
 	trust := 0.0
 	sigs, lines := present(patch)
@@ -129,7 +129,7 @@ func review(g *gen, patch string, rs []rule, referenceShown bool) judgement {
 				}
 				continue
 			}
-			if g.float() < s.Naive {
+			if g.float() < min(1, s.Naive*naiveScale) {
 				j.failing = append(j.failing, finding{s, -1})
 			}
 		}
@@ -148,7 +148,7 @@ func (g *gen) float() float64 { return float64(g.next()>>11) / (1 << 53) }
 
 // judgeAnswer answers a judge request of any kind: it returns the JSON
 // text, or malformed text to exercise the invalid path.
-func judgeAnswer(g *gen, req *llm.Request) (string, bool) {
+func judgeAnswer(g *gen, req *llm.Request, naiveScale float64) (string, bool) {
 	switch req.Schema.Name {
 	case "verdict", "rubric", "preference", "scores":
 	default:
@@ -163,7 +163,7 @@ func judgeAnswer(g *gen, req *llm.Request) (string, bool) {
 	var out any
 	switch req.Schema.Name {
 	case "verdict":
-		j := review(g, p.Data["candidate"], rs, refShown)
+		j := review(g, p.Data["candidate"], rs, refShown, naiveScale)
 		verdict := "pass"
 		if len(j.failing) > 0 {
 			verdict = "fail"
@@ -174,7 +174,7 @@ func judgeAnswer(g *gen, req *llm.Request) (string, bool) {
 		out = map[string]any{"reasoning": reasoning(j, verdict), "verdict": verdict}
 	case "rubric":
 		checks := schemaChecks(req.Schema.JSON)
-		j := review(g, p.Data["candidate"], rs, refShown)
+		j := review(g, p.Data["candidate"], rs, refShown, naiveScale)
 		failed := map[int]bool{}
 		for _, f := range j.failing {
 			c := f.sig.Check
@@ -202,8 +202,8 @@ func judgeAnswer(g *gen, req *llm.Request) (string, bool) {
 		}
 		out = map[string]any{"reasoning": reasoning(j, "see checks"), "checks": answers}
 	case "preference":
-		a := review(g, p.Data["answer_a"], rs, false)
-		b := review(g, p.Data["answer_b"], rs, false)
+		a := review(g, p.Data["answer_a"], rs, false, naiveScale)
+		b := review(g, p.Data["answer_b"], rs, false, naiveScale)
 		winner := "tie"
 		switch {
 		case g.float() < 0.1: // position bias
@@ -215,7 +215,7 @@ func judgeAnswer(g *gen, req *llm.Request) (string, bool) {
 		}
 		out = map[string]any{"reasoning": fmt.Sprintf("%s A raises %d concerns, B %d.", Label, len(a.failing), len(b.failing)), "winner": winner}
 	case "scores":
-		j := review(g, p.Data["candidate"], rs, false)
+		j := review(g, p.Data["candidate"], rs, false, naiveScale)
 		lo, hi := roles.SchemaScale(req.Schema.JSON)
 		scores := map[string]any{}
 		for _, c := range roles.SchemaCriteria(req.Schema.JSON) {

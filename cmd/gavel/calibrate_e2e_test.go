@@ -311,6 +311,52 @@ func TestCalibratePanelAndRepeatsOffline(t *testing.T) {
 	t.Logf("panel, blind check and 2 repeats finished offline after %d batch rounds", rounds)
 }
 
+// Transfer: the version a calibration selected, evaluated with another
+// model (a simulated judge with other biases) beside the original prompt,
+// with the paired gain and its interval; on the calibration's own model
+// the same evaluation gives the calibration's own test gain.
+func TestEvalVersionTransfer(t *testing.T) {
+	dir := t.TempDir()
+	db := simStore(t, dir, 400)
+	var cal calibrateJSON
+	decodeJSON(t, mustGavel(t, db, "calibrate", "--judge", "passfail", "--split", "main", "--model", "sim", "--max-iter", "2",
+		"--resamples", "300", "--seed", "3", "--json"), &cal)
+	sel := cal.Judges[0].SelectedVersion
+	type transferJSON struct {
+		Transfer struct {
+			Version, Original, Model string
+			CalibratedWith           []string `json:"calibrated_with"`
+			Gain                     figureJSON
+			Difference               map[string]figureJSON
+		}
+	}
+	var same, other transferJSON
+	decodeJSON(t, mustGavel(t, db, "eval", "--judge", "passfail", "--split", "main:test", "--model", "sim", "--version", sel[:10],
+		"--resamples", "300", "--seed", "3", "--json"), &same)
+	if same.Transfer.Version != sel || same.Transfer.Gain.Value == nil || cal.Judges[0].Gain.ScottPi == nil ||
+		*same.Transfer.Gain.Value != *cal.Judges[0].Gain.ScottPi {
+		t.Fatalf("on its own model: %+v, calibration's gain %v", same.Transfer, cal.Judges[0].Gain.ScottPi)
+	}
+	report := filepath.Join(dir, "transfer.html")
+	decodeJSON(t, mustGavel(t, db, "eval", "--judge", "passfail", "--split", "main:test", "--model", "sim:naive-scale=0.3", "--version", sel,
+		"--resamples", "300", "--json", "--report", report), &other)
+	tr := other.Transfer
+	if tr.Model != "sim:naive-scale=0.3" || len(tr.CalibratedWith) != 1 || tr.CalibratedWith[0] != "sim" || tr.Original == "" || tr.Original == sel ||
+		tr.Gain.Value == nil || tr.Gain.CI == nil || tr.Difference["scott_pi"].Value == nil || *tr.Difference["scott_pi"].Value != *tr.Gain.Value {
+		t.Fatalf("transfer %+v", tr)
+	}
+	t.Logf("gain on the calibration's model %.3f; on a model with other biases %.3f [%.3f, %.3f]", *same.Transfer.Gain.Value,
+		*tr.Gain.Value, tr.Gain.CI.Lo, tr.Gain.CI.Hi)
+	page, err := os.ReadFile(report)
+	if err != nil || !strings.Contains(string(page), "this is its transfer to another model") {
+		t.Fatalf("report: %v", err)
+	}
+	if r := gavel(t, db, "eval", "--judge", "rubric5", "--split", "main:test", "--model", "sim", "--version", sel); r.code != 2 ||
+		!strings.Contains(r.stderr, "is a version of passfail") {
+		t.Fatalf("wrong judge: %+v", r)
+	}
+}
+
 func TestDemo(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "demo")
 	res := gavel(t, filepath.Join(t.TempDir(), "unused.db"), "demo", "--out", out)

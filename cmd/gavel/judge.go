@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -59,6 +60,25 @@ func (f *judgeFlags) loadJudge(name string) (*judge.Spec, error) {
 		}
 	}
 	return s, nil
+}
+
+// lineage reads a stored prompt version and the original it descends
+// from (the root of its parents).
+func lineage(ctx context.Context, db store.Store, hash string) (*judge.PromptVersion, *judge.PromptVersion, error) {
+	pv, err := db.Prompt(ctx, hash)
+	if err != nil {
+		return nil, nil, usagef("--version: %v", err)
+	}
+	root := pv
+	for depth := 0; root.Parent != ""; depth++ {
+		if depth > 1000 {
+			return nil, nil, fmt.Errorf("--version %.12s: its lineage does not end", pv.Hash)
+		}
+		if root, err = db.Prompt(ctx, root.Parent); err != nil {
+			return nil, nil, fmt.Errorf("--version %.12s: parent: %w", pv.Hash, err)
+		}
+	}
+	return pv, root, nil
 }
 
 // loadRecords reads the records of a split part.
@@ -283,6 +303,7 @@ type evalFlags struct {
 	tuneOn     string
 	tuneMetric string
 	compare    string
+	version    string
 	reportFile string
 	resamples  int
 	seed       uint64
@@ -306,7 +327,23 @@ type evalOutput struct {
 	Thresholds       []thresholdRow            `json:"thresholds,omitempty"`
 	Tuned            *tunedOutput              `json:"tuned,omitempty"`
 	Compare          *compareOutput            `json:"compare,omitempty"`
+	Transfer         *transferOutput           `json:"transfer,omitempty"`
 	Calls            llm.RunStats              `json:"calls"`
+}
+
+// transferOutput is a stored prompt version evaluated with a model (maybe
+// not the one it was calibrated with) beside the original it descends
+// from, on the same model and records: the paired gain says whether the
+// calibration carries over.
+type transferOutput struct {
+	Version        string       `json:"version"`
+	Original       string       `json:"original"`
+	Model          string       `json:"model"`
+	CalibratedWith []string     `json:"calibrated_with,omitempty"`
+	Gain           judge.Figure `json:"gain"`
+	// Figures are the version's, OriginalFigures the original's.
+	OriginalFigures map[string]judge.Figure `json:"original_figures"`
+	Difference      map[string]judge.Figure `json:"difference"`
 }
 
 type thresholdRow struct {
@@ -357,6 +394,7 @@ paired interval of the difference. --report FILE.html writes a page with charts.
 	fl.StringVar(&f.tuneOn, "tune-threshold-on", "", "pick the rubric threshold on this split part (NAME:PART)")
 	fl.StringVar(&f.tuneMetric, "tune-metric", "scott_pi", "metric the threshold is tuned for")
 	fl.StringVar(&f.compare, "compare", "", "a second judge: report the paired difference")
+	fl.StringVar(&f.version, "version", "", "evaluate this stored prompt version of the judge (a hash or a unique prefix, e.g. the one a calibration selected) beside the original it descends from, with the paired gain: with another --model, whether the calibration transfers")
 	fl.StringVar(&f.reportFile, "report", "", "write an HTML report to this file")
 	fl.IntVar(&f.resamples, "resamples", 10_000, "bootstrap resamples")
 	fl.Uint64Var(&f.seed, "seed", 1, "bootstrap seed")
@@ -384,6 +422,9 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 	}
 	var other *judge.Spec
 	if f.compare != "" {
+		if f.version != "" {
+			return usagef("--version compares the version with its original; give --compare apart")
+		}
 		if other, err = f.loadJudge(f.compare); err != nil {
 			return err
 		}
@@ -393,6 +434,27 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 		return err
 	}
 	defer db.Close()
+	var transfer *transferOutput
+	if f.version != "" {
+		pv, root, err := lineage(ctx, db, f.version)
+		if err != nil {
+			return err
+		}
+		if pv.Judge != s.Name {
+			return usagef("--version %.12s is a version of %s, not of --judge %s", pv.Hash, pv.Judge, s.Name)
+		}
+		s, other = pv.Spec, root.Spec
+		transfer = &transferOutput{Version: pv.Hash, Original: root.Hash, Model: f.model}
+		cals, err := db.Calibrations(ctx, s.Name)
+		if err != nil {
+			return err
+		}
+		for _, c := range cals {
+			if c.Selected == pv.Hash && !slices.Contains(transfer.CalibratedWith, c.Model) {
+				transfer.CalibratedWith = append(transfer.CalibratedWith, c.Model)
+			}
+		}
+	}
 	rs, err := loadRecords(ctx, db, f.split, f.excludeStatus)
 	rs = first(rs, f.limit)
 	if err == nil {
@@ -505,9 +567,25 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 		if err != nil {
 			return err
 		}
-		out.Compare = &compareOutput{Judge: other.Name, Prompt: oe.Prompt, Figures: oe.Figures, Difference: diff}
-		rep.Sections = append(rep.Sections, report.EvalSection{Name: other.Name, Eval: oe})
-		rep.Comparison = &report.Comparison{A: s.Name, B: other.Name, Figures: diff}
+		if transfer != nil {
+			transfer.Gain, transfer.OriginalFigures, transfer.Difference = diff["scott_pi"], oe.Figures, diff
+			out.Transfer = transfer
+			rep.Sections[0].Name = fmt.Sprintf("version %.12s", transfer.Version)
+			rep.Sections = append(rep.Sections, report.EvalSection{Name: fmt.Sprintf("original %.12s", transfer.Original), Eval: oe})
+			note := fmt.Sprintf("Version %.12s against the original prompt it descends from, both with %s on the same records.", transfer.Version, f.model)
+			if len(transfer.CalibratedWith) > 0 {
+				note += fmt.Sprintf(" It was selected by a calibration with %s", strings.Join(transfer.CalibratedWith, ", "))
+				if !slices.Contains(transfer.CalibratedWith, f.model) {
+					note += ": this is its transfer to another model"
+				}
+				note += "."
+			}
+			rep.Comparison = &report.Comparison{A: fmt.Sprintf("version %.12s", transfer.Version), B: "original", Figures: diff, Note: note}
+		} else {
+			out.Compare = &compareOutput{Judge: other.Name, Prompt: oe.Prompt, Figures: oe.Figures, Difference: diff}
+			rep.Sections = append(rep.Sections, report.EvalSection{Name: other.Name, Eval: oe})
+			rep.Comparison = &report.Comparison{A: s.Name, B: other.Name, Figures: diff}
+		}
 	}
 	out.Calls = svc.Stats()
 	if f.reportFile != "" {
@@ -557,6 +635,9 @@ func flatten(out evalOutput) map[string]any {
 	}
 	if out.Compare != nil {
 		m["compare"] = out.Compare
+	}
+	if out.Transfer != nil {
+		m["transfer"] = out.Transfer
 	}
 	for k, v := range out.Figures {
 		m[k] = v

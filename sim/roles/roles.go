@@ -61,6 +61,11 @@ type Config struct {
 	// Family names the model family the simulated model stands for (read
 	// by teacher.Family from the name; nothing here depends on it).
 	Family string
+	// NaiveScale scales how often the judge, reading a change, fails it
+	// for something its prompt says nothing about (default 1): a second
+	// model with other biases, on which a calibrated prompt may or may not
+	// carry over.
+	NaiveScale float64
 }
 
 // Malformed is how often a program grader's first answer is not JSON.
@@ -71,10 +76,10 @@ const Malformed = 0.03
 const DefaultTeacherError = 0.1
 
 // ParseConfig reads a simulated model's name: "" or comma-separated
-// parameters (teacher-error=P, sycophant=P, family=NAME, random-rules,
-// self-preferring).
+// parameters (teacher-error=P, sycophant=P, family=NAME, naive-scale=X,
+// random-rules, self-preferring).
 func ParseConfig(name string) (Config, error) {
-	c := Config{TeacherError: DefaultTeacherError}
+	c := Config{TeacherError: DefaultTeacherError, NaiveScale: 1}
 	for _, part := range strings.Split(name, ",") {
 		part = strings.TrimSpace(part)
 		key, val, hasVal := strings.Cut(part, "=")
@@ -94,12 +99,18 @@ func ParseConfig(name string) (Config, error) {
 			c.Sycophant = p
 		case key == "family" && hasVal && val != "":
 			c.Family = val
+		case key == "naive-scale" && hasVal:
+			x, err := strconv.ParseFloat(val, 64)
+			if err != nil || x < 0 || x > 10 {
+				return c, fmt.Errorf("sim model %q: naive-scale wants a number in 0..10, not %q", name, val)
+			}
+			c.NaiveScale = x
 		case part == "random-rules":
 			c.RandomRules = true
 		case part == "self-preferring":
 			c.SelfPreferring = true
 		default:
-			return c, fmt.Errorf("sim model %q: unknown parameter %q (known: teacher-error=P, sycophant=P, family=NAME, random-rules, self-preferring)", name, part)
+			return c, fmt.Errorf("sim model %q: unknown parameter %q (known: teacher-error=P, sycophant=P, family=NAME, naive-scale=X, random-rules, self-preferring)", name, part)
 		}
 	}
 	return c, nil
