@@ -58,9 +58,9 @@ func TestTeacherPanelSimulated(t *testing.T) {
 		}
 		return res
 	}
-	sycophant := "sim:family=c,sycophant=1"
+	sycophant := "sim:family=c,consistent,sycophant=1"
 	alone := run([]string{sycophant}, "all")
-	panel := run([]string{"sim:family=a", "sim:family=b,teacher-error=0.05", sycophant}, "majority")
+	panel := run([]string{"sim:family=a,consistent", "sim:family=b,consistent,teacher-error=0.05", sycophant}, "majority")
 	u1, u3 := unexplainable(data.Train, alone.Decisions), unexplainable(data.Train, panel.Decisions)
 	t.Logf("unexplainable records kept: sycophant alone %d, panel %d (of %d); panel %+v", u1, u3, len(data.Train), panel.Panel.Teachers)
 	if alone.Teacher.Kept != len(data.Train) {
@@ -74,8 +74,9 @@ func TestTeacherPanelSimulated(t *testing.T) {
 	}
 
 	// The label-blind check: a teacher that rationalises 60% of the labels
-	// it would not have predicted.
-	part := run([]string{"sim:family=a", "sim:family=d,sycophant=0.6"}, "all")
+	// it would not have predicted, beside a sound one, both consistent
+	// readers (they notice the same things told the outcome or not).
+	part := run([]string{"sim:family=a,consistent", "sim:family=d,consistent,sycophant=0.6"}, "all")
 	if len(part.Blind) != 2 {
 		t.Fatalf("blind stats %+v", part.Blind)
 	}
@@ -90,5 +91,15 @@ func TestTeacherPanelSimulated(t *testing.T) {
 	}
 	if len(syc.ByLabel) == 0 || len(syc.ByStatus) == 0 {
 		t.Errorf("no rates by class: %+v", syc)
+	}
+	// A sound teacher whose reading depends on the whole request: its
+	// blind and informed reads differ by chance (the simulated reader
+	// notices a subtle trait about half the time), and the check counts
+	// that as well. A sound teacher's rate is the baseline a teacher's is
+	// read against.
+	noisy := run([]string{"sim:family=a"}, "all")
+	t.Logf("a sound teacher that reads each request afresh: rationalisation %v over %d contrary", noisy.Blind[0].RationalisationRate.Value, noisy.Blind[0].Contrary)
+	if v := noisy.Blind[0].RationalisationRate.Value.V; v <= 0.1 {
+		t.Errorf("a sound teacher reading afresh: rate %v, want the reading noise to show", v)
 	}
 }

@@ -405,10 +405,32 @@ func TestDemo(t *testing.T) {
 		Noise   struct {
 			Flip, Before, After float64
 		} `json:"noise"`
-		ModelCalls struct{ Live, Cached int } `json:"model_calls"`
+		ModelCalls   struct{ Live, Cached int } `json:"model_calls"`
+		TeacherPanel struct {
+			Quorum     string
+			KeptAlone  int `json:"kept_by_sycophant_alone"`
+			KeptPanel  int `json:"kept_by_panel"`
+			Teachers   []struct{ Model string }
+			LabelBlind []struct {
+				Model               string
+				RationalisationRate figureJSON `json:"rationalisation_rate"`
+			} `json:"label_blind"`
+		} `json:"teacher_panel"`
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
+	}
+	// The teacher panel: the teacher that keeps every label keeps more
+	// than the majority panel it sits in; label-blind, it rationalises
+	// every contrary label and the sound teachers none.
+	tp := s.TeacherPanel
+	if tp.Quorum != "majority" || len(tp.Teachers) != 3 || len(tp.LabelBlind) != 3 || tp.KeptPanel >= tp.KeptAlone {
+		t.Fatalf("teacher panel: %+v", tp)
+	}
+	for i, want := range []float64{0, 0, 1} {
+		if v := tp.LabelBlind[i].RationalisationRate.Value; v == nil || *v != want || tp.LabelBlind[i].RationalisationRate.CI == nil {
+			t.Fatalf("label-blind %s: %+v, want %v", tp.LabelBlind[i].Model, tp.LabelBlind[i].RationalisationRate, want)
+		}
 	}
 	if s.World != "sim" || len(s.Judges) != 2 || s.Teacher.Kept == 0 || s.Noise.Flip != 0.25 || s.Noise.After >= s.Noise.Before || s.ModelCalls.Live == 0 {
 		t.Fatalf("summary %s", b)
@@ -481,6 +503,7 @@ func TestDemo(t *testing.T) {
 	}
 	page, _ := os.ReadFile(filepath.Join(out, "report.html"))
 	for _, want := range []string{"pi by iteration", "Teacher decisions by recorded status", "Label noise study", "Information ablation", "<pre>", "Controls", "by control, 95% intervals", "refused for length",
+		"Teacher panel (quorum majority)", "Label-blind check",
 		"<h2>Summary</h2>", "<details>", `text-anchor="end">threshold `} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("report lacks %q", want)

@@ -19,6 +19,7 @@ import (
 	"github.com/gavelhq/gavel/sim"
 	"github.com/gavelhq/gavel/store"
 	"github.com/gavelhq/gavel/store/sqlite"
+	"github.com/gavelhq/gavel/teacher"
 )
 
 // demoSummary is summary.json; its field names are a contract.
@@ -51,13 +52,31 @@ type demoSummary struct {
 	} `json:"ablation"`
 	// Controls are the same calibrations with other simulated teachers or
 	// proposers, the honest configuration first.
-	Controls   []refine.ControlSummary `json:"controls"`
-	ModelCalls struct {
+	Controls []refine.ControlSummary `json:"controls"`
+	// TeacherPanel is passfail's teacher stage with a teacher that keeps
+	// every label alone, then in a majority panel with two sound teachers
+	// of other families, each checked label-blind.
+	TeacherPanel *demoPanel `json:"teacher_panel"`
+	ModelCalls   struct {
 		Live   int `json:"live"`
 		Cached int `json:"cached"`
 	} `json:"model_calls"`
 	Files   map[string]string `json:"files"`
 	Seconds float64           `json:"seconds"`
+}
+
+// demoPanel is summary.json's teacher panel study.
+type demoPanel struct {
+	Quorum     string                `json:"quorum"`
+	Sycophant  string                `json:"sycophant"`
+	Teachers   []teacher.MemberStats `json:"teachers"`
+	Panel      *teacher.PanelStats   `json:"panel"`
+	LabelBlind []teacher.BlindStats  `json:"label_blind"`
+	// Kept are the training records the sycophant kept (deciding alone,
+	// as a panel member does) and the panel kept; the panel's calibration
+	// ran one iteration.
+	KeptAlone int `json:"kept_by_sycophant_alone"`
+	KeptPanel int `json:"kept_by_panel"`
 }
 
 func (a *app) demoCmd() *cobra.Command {
@@ -271,6 +290,21 @@ func (a *app) runDemo(ctx context.Context, db store.Store, out string, n int, se
 	sum.Ablation.TeacherAbstainFailWithout = abl.Teacher.AbstainByLabel[record.Fail]
 	sum.Ablation.CalibratedPiWith = sum.Judges[0].Test.Calibrated.ScottPi
 	sum.Ablation.CalibratedPiWithout = abl.Summary().Test.Calibrated.ScottPi
+
+	sycophant := "sim:family=c,consistent,sycophant=1"
+	step("teacher panel: a teacher that keeps every label, alone and in a majority panel")
+	cfg := demoConfig(s, "sim", "sim", boot)
+	cfg.MaxIter, cfg.LabelBlind = 1, true
+	cfg.TeacherModels = []string{"sim:family=a,consistent", "sim:family=b,consistent,teacher-error=0.05", sycophant}
+	cfg.Quorum = teacher.Quorum{Rule: "majority"}
+	panel, err := a.calibrationRun(ctx, svc, db, data, "main", cfg)
+	if err != nil {
+		return nil, err
+	}
+	rep.Sections = append(rep.Sections, &report.CalibrationSection{Title: "passfail with a teacher panel (majority; one teacher keeps every label)",
+		Result: panel, Records: data.Train})
+	sum.TeacherPanel = &demoPanel{Quorum: "majority", Sycophant: sycophant, Teachers: panel.Panel.Teachers, Panel: panel.Panel,
+		LabelBlind: panel.Blind, KeptAlone: panel.Panel.Teachers[2].Kept, KeptPanel: panel.Teacher.Kept}
 
 	step("label-noise study: flipping 25%% of training labels")
 	nr, err := refine.NoiseStudy(ctx, svc, s, "sim", data.Train, 0.25, seed, 8)

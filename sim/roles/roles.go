@@ -61,6 +61,12 @@ type Config struct {
 	// Family names the model family the simulated model stands for (read
 	// by teacher.Family from the name; nothing here depends on it).
 	Family string
+	// Consistent makes the teacher notice the same things in a change
+	// whether or not it is told the outcome (its reading is seeded by the
+	// model, task, change and reference instead of the whole request), so
+	// the label-blind check measures its rationalisation without reading
+	// noise.
+	Consistent bool
 	// NaiveScale scales how often the judge, reading a change, fails it
 	// for something its prompt says nothing about (default 1): a second
 	// model with other biases, on which a calibrated prompt may or may not
@@ -76,8 +82,8 @@ const Malformed = 0.03
 const DefaultTeacherError = 0.1
 
 // ParseConfig reads a simulated model's name: "" or comma-separated
-// parameters (teacher-error=P, sycophant=P, family=NAME, naive-scale=X,
-// random-rules, self-preferring).
+// parameters (teacher-error=P, sycophant=P, family=NAME, consistent,
+// naive-scale=X, random-rules, self-preferring).
 func ParseConfig(name string) (Config, error) {
 	c := Config{TeacherError: DefaultTeacherError, NaiveScale: 1}
 	for _, part := range strings.Split(name, ",") {
@@ -105,12 +111,14 @@ func ParseConfig(name string) (Config, error) {
 				return c, fmt.Errorf("sim model %q: naive-scale wants a number in 0..10, not %q", name, val)
 			}
 			c.NaiveScale = x
+		case part == "consistent":
+			c.Consistent = true
 		case part == "random-rules":
 			c.RandomRules = true
 		case part == "self-preferring":
 			c.SelfPreferring = true
 		default:
-			return c, fmt.Errorf("sim model %q: unknown parameter %q (known: teacher-error=P, sycophant=P, family=NAME, naive-scale=X, random-rules, self-preferring)", name, part)
+			return c, fmt.Errorf("sim model %q: unknown parameter %q (known: teacher-error=P, sycophant=P, family=NAME, consistent, naive-scale=X, random-rules, self-preferring)", name, part)
 		}
 	}
 	return c, nil
@@ -138,7 +146,7 @@ func Answer(cfg Config, req *llm.Request) (text string, ok bool) {
 	case "teacher_decision":
 		out = teach(cfg, g, p, req)
 	case "teacher_blind_prediction":
-		out = predictBlind(cfg, p, req)
+		out = predictBlind(cfg, g, p, req)
 	case "edit_proposals":
 		out = propose(cfg, g, p, req)
 	case "revised_prompt_binary", "revised_prompt_rubric":

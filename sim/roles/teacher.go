@@ -45,7 +45,11 @@ func teach(cfg Config, g *Gen, p Prompt, req *llm.Request) map[string]any {
 	if reason != "" && ContainsAny(reason, outsideCode) {
 		return decide("abstain", label, fmt.Sprintf("The change was abandoned as %q, a reason outside the code: nothing in the inputs can show it.", reason))
 	}
-	seen := perceive(perception(req, p), p.Data["candidate"], p.Data["reference"], cfg.TeacherError)
+	read := g
+	if cfg.Consistent {
+		read = perception(req, p)
+	}
+	seen := perceive(read, p.Data["candidate"], p.Data["reference"], cfg.TeacherError)
 	var defects, harmless []noticed
 	for _, n := range seen {
 		if n.defect {
@@ -91,9 +95,9 @@ func teach(cfg Config, g *Gen, p Prompt, req *llm.Request) map[string]any {
 	return decide("keep", label, why)
 }
 
-// perception seeds what a teacher notices in a change: the same model
-// reading the same task and change (and reference) notices the same
-// things, whether or not it is told the outcome.
+// perception seeds what a consistent teacher notices in a change: the
+// same model reading the same task and change (and reference) notices the
+// same things, whether or not it is told the outcome.
 func perception(req *llm.Request, p Prompt) *Gen {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", req.Model, p.Data["task"], p.Data["candidate"], p.Data["reference"])
@@ -116,9 +120,15 @@ var rationalisations = map[string][]string{
 }
 
 // predictBlind is the teacher's prediction without the outcome: what it
-// notices decides it, as when it is told the outcome.
-func predictBlind(cfg Config, p Prompt, req *llm.Request) map[string]any {
-	seen := perception(req, p)
+// notices decides it, as when it is told the outcome. A consistent teacher
+// notices the same things as when told; any other reads the change afresh
+// (its reading depends on the whole request), so some of its blind
+// predictions differ from its informed reading by chance alone.
+func predictBlind(cfg Config, g *Gen, p Prompt, req *llm.Request) map[string]any {
+	seen := g
+	if cfg.Consistent {
+		seen = perception(req, p)
+	}
 	for _, n := range perceive(seen, p.Data["candidate"], p.Data["reference"], cfg.TeacherError) {
 		if n.defect {
 			return map[string]any{"justification": fmt.Sprintf("%s The change has a defect at %q.", Label, n.line), "prediction": "fail"}
