@@ -225,6 +225,26 @@ func TestCalibrateResumesAfterKill(t *testing.T) {
 	}
 }
 
+// offlineRounds runs an offline command until it finishes, answering its
+// pending requests through batch files as the simulated world between
+// rounds, decodes its JSON into out and returns the rounds it took.
+func offlineRounds(t *testing.T, db, dir string, args []string, out any) int {
+	t.Helper()
+	for rounds := 0; rounds < 30; rounds++ {
+		r := gavel(t, db, args...)
+		if r.code == 0 {
+			decodeJSON(t, r.stdout, out)
+			return rounds
+		}
+		if r.code != 3 || !strings.Contains(r.stderr, "pending") {
+			t.Fatalf("round %d: exit %d: %s", rounds, r.code, r.stderr)
+		}
+		answerPending(t, db, dir, simAnswer(t))
+	}
+	t.Fatalf("not finished after 30 rounds")
+	return 0
+}
+
 // TestCalibrateOfflineThroughBatchFiles runs a calibration offline: each
 // run stops at a stage boundary with pending requests (exit 3), which go
 // out as an OpenAI batch file, are answered, imported, and the next run
@@ -234,19 +254,8 @@ func TestCalibrateOfflineThroughBatchFiles(t *testing.T) {
 	db := simStore(t, dir, 180)
 	args := []string{"calibrate", "--judge", "rubric5", "--split", "main", "--model", "openai:judge", "--offline",
 		"--max-iter", "2", "--resamples", "200", "--json"}
-	rounds := 0
 	var out calibrateJSON
-	for ; rounds < 30; rounds++ {
-		r := gavel(t, db, args...)
-		if r.code == 0 {
-			decodeJSON(t, r.stdout, &out)
-			break
-		}
-		if r.code != 3 || !strings.Contains(r.stderr, "pending") {
-			t.Fatalf("round %d: exit %d: %s", rounds, r.code, r.stderr)
-		}
-		answerPending(t, db, dir, simAnswer(t))
-	}
+	rounds := offlineRounds(t, db, dir, args, &out)
 	if rounds < 3 || len(out.Judges) != 1 || out.Judges[0].SelectedVersion == "" || out.Judges[0].Gain.ScottPi == nil {
 		t.Fatalf("after %d rounds: %+v", rounds, out)
 	}
@@ -274,18 +283,7 @@ func TestCalibratePanelAndRepeatsOffline(t *testing.T) {
 		Repeats  []map[string]any `json:"repeats"`
 		Summary  map[string]any   `json:"repeats_summary"`
 	}
-	rounds := 0
-	for ; rounds < 30; rounds++ {
-		r := gavel(t, db, args...)
-		if r.code == 0 {
-			decodeJSON(t, r.stdout, &out)
-			break
-		}
-		if r.code != 3 || !strings.Contains(r.stderr, "pending") {
-			t.Fatalf("round %d: exit %d: %s", rounds, r.code, r.stderr)
-		}
-		answerPending(t, db, dir, simAnswer(t))
-	}
+	rounds := offlineRounds(t, db, dir, args, &out)
 	if len(out.Teachers) != 2 || len(out.Blind) != 2 || len(out.Repeats) != 2 || out.Summary == nil {
 		t.Fatalf("after %d rounds: %+v", rounds, out)
 	}
