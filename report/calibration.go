@@ -296,12 +296,48 @@ func WriteCalibrationMarkdown(w io.Writer, r *CalibrationReport) error {
 		if t.InformationGap {
 			fmt.Fprintf(&b, "\n**Information gap:** %s\n", teacher.InformationGapWarning)
 		}
+		if p := res.Panel; p != nil {
+			fmt.Fprintf(&b, "\nTeacher panel (quorum %s); the counts above are the panel's.\n\n| teacher | family | kept | abstained | corrected |\n|---|---|---|---|---|\n", p.Quorum)
+			for _, m := range p.Teachers {
+				fmt.Fprintf(&b, "| `%s` | %s | %d | %d | %d |\n", m.Model, m.Family, m.Kept, m.Abstained, m.Corrected)
+			}
+			for _, pa := range p.Pairwise {
+				fmt.Fprintf(&b, "\n`%s` vs `%s`: Scott's pi %s %s.", pa.A, pa.B, val(pa.ScottPi.Value), ciText(pa.ScottPi.CI, 3))
+			}
+			fmt.Fprintf(&b, "\nFleiss' kappa %s %s.\n", val(p.FleissKappa.Value), ciText(p.FleissKappa.CI, 3))
+			if p.Warning != "" {
+				fmt.Fprintf(&b, "\n**One family:** %s\n", p.Warning)
+			}
+		}
+		if len(res.Blind) > 0 {
+			b.WriteString("\nLabel-blind check:\n\n| teacher | contrary to the label | kept of those | rationalisation rate | 95% interval |\n|---|---|---|---|---|\n")
+			for _, bl := range res.Blind {
+				fmt.Fprintf(&b, "| `%s` | %d | %d | %s | %s |\n", bl.Model, bl.Contrary, bl.Rationalised, val(bl.RationalisationRate.Value), ciText(bl.RationalisationRate.CI, 3))
+			}
+		}
 		b.WriteString("\n| version | train pi | val pi | accepted edits | dropped unpaired |\n|---|---|---|---|---|\n")
 		for _, v := range res.Versions {
 			fmt.Fprintf(&b, "| %d | %s | %s | %d | %d |\n", v.Iteration, val(v.TrainPi), val(v.ValPi), len(v.Accepted), v.Dropped)
 		}
 		if res.Selected != 0 {
 			fmt.Fprintf(&b, "\n```diff\n%s```\n", refine.Diff(res.Versions[0].Spec, res.SelectedSpec()))
+		}
+	}
+	if rs := r.RepeatSummary; rs != nil {
+		fmt.Fprintf(&b, "\n## Repeated calibrations\n\n%d runs: test gain mean %+.3f, sd %.3f, range [%+.3f, %+.3f]", rs.Runs, rs.MeanGain, rs.SDGain, rs.MinGain, rs.MaxGain)
+		if rs.GainCI != nil {
+			fmt.Fprintf(&b, ", 95%% t interval of the mean [%.3f, %.3f]", rs.GainCI[0], rs.GainCI[1])
+		}
+		fmt.Fprintf(&b, "; %d of %d runs with a gain interval above zero; selection stability %s.\n\n| seed | selected | gain | 95%% interval |\n|---|---|---|---|\n", rs.Positive, rs.Runs, pct(rs.Stability))
+		for _, run := range r.Repeats {
+			gain, iv := "undefined", ""
+			if run.Gain.ScottPi != nil {
+				gain = fmt.Sprintf("%+.3f", *run.Gain.ScottPi)
+			}
+			if len(run.Gain.CI) == 2 {
+				iv = fmt.Sprintf("[%.3f, %.3f]", run.Gain.CI[0], run.Gain.CI[1])
+			}
+			fmt.Fprintf(&b, "| %d | `%.12s` | %s | %s |\n", run.Seed, run.SelectedVersion, gain, iv)
 		}
 	}
 	if len(r.Controls) > 0 {

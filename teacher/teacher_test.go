@@ -95,3 +95,42 @@ func TestSummariseAndKeptSet(t *testing.T) {
 		t.Fatalf("kept %+v (the correction must apply to a copy)", kept)
 	}
 }
+
+// The label-blind request shows exactly the judge's inputs and nothing of
+// the outcome: no status, no reason, no label.
+func TestBlindPromptGolden(t *testing.T) {
+	j, _ := judge.Load("passfail")
+	r := sample()
+	req, err := teacher.BlindRequest(j, "m", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, m := range req.Messages {
+		b.WriteString("=== " + string(m.Role) + "\n" + m.Content + "\n")
+	}
+	golden.Check(t, "teacher_blind_passfail.golden", b.String())
+	user := req.Messages[1].Content
+	for _, hidden := range []string{r.Outcome.Reason, "abandoned", "recorded label", "What happened to the change:"} {
+		if strings.Contains(user, hidden) {
+			t.Fatalf("the blind request shows %q:\n%s", hidden, user)
+		}
+	}
+	if req.Schema == nil || req.Schema.Name != teacher.BlindSchemaName {
+		t.Fatalf("schema %+v", req.Schema)
+	}
+}
+
+func TestParseBlind(t *testing.T) {
+	r := sample()
+	for answer, want := range map[string]teacher.Prediction{
+		`{"justification":"returns nil, not the error","prediction":"fail"}`: {RecordID: "r1", Model: "m", Label: record.Fail, Justification: "returns nil, not the error"},
+		`{"justification":"fine","prediction":"pass"}`:                       {RecordID: "r1", Model: "m", Label: record.Pass, Justification: "fine"},
+		`{"justification":"?","prediction":"maybe"}`:                         {RecordID: "r1", Model: "m", Invalid: true},
+		`not json`: {RecordID: "r1", Model: "m", Invalid: true},
+	} {
+		if got := teacher.ParseBlind(r, "m", &llm.Response{Text: answer}); got != want {
+			t.Errorf("%s: %+v, want %+v", answer, got, want)
+		}
+	}
+}
