@@ -74,12 +74,18 @@ var beside = sync.OnceValues(func() (string, error) {
 })
 
 // lookPath finds argv[0] on the PATH of the program's environment, as the
-// program's exec would.
+// program's exec would, in its absolute folders only (a relative one would
+// be read from gavel's folder here but the working folder there). A name
+// with a slash is left as it is: the launcher execs it from the working
+// folder.
 func lookPath(name string, env []string) string {
 	if strings.Contains(name, "/") {
 		return name
 	}
 	for _, dir := range strings.Split(envValue(env, "PATH"), ":") {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
 		if st, err := os.Stat(dir + "/" + name); err == nil && !st.IsDir() {
 			return dir + "/" + name
 		}
