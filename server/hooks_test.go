@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -21,27 +20,15 @@ const hookSecret = "It's a Secret to Everybody"
 // hook posts a webhook delivery as GitHub does.
 func (e *env) hook(event, delivery string, payload []byte, signature string) answer {
 	e.t.Helper()
-	req, err := http.NewRequest("POST", e.url+"/v1/hooks/github", strings.NewReader(string(payload)))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "GitHub-Hookshot/044aadd")
-	req.Header.Set("X-GitHub-Event", event)
-	req.Header.Set("X-GitHub-Delivery", delivery)
-	req.Header.Set("X-GitHub-Hook-ID", "292430182")
+	h := http.Header{}
+	h.Set("User-Agent", "GitHub-Hookshot/044aadd")
+	h.Set("X-GitHub-Event", event)
+	h.Set("X-GitHub-Delivery", delivery)
+	h.Set("X-GitHub-Hook-ID", "292430182")
 	if signature != "" {
-		req.Header.Set("X-Hub-Signature-256", signature)
+		h.Set("X-Hub-Signature-256", signature)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	a := answer{code: resp.StatusCode, header: resp.Header, raw: string(b)}
-	json.Unmarshal(b, &a.body)
-	return a
+	return e.send("POST", "/v1/hooks/github", string(payload), h)
 }
 
 func hookResult(t *testing.T, a answer) server.HookResult {

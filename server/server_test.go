@@ -95,12 +95,23 @@ type answer struct {
 
 func (e *env) do(method, path, token, body string) answer {
 	e.t.Helper()
+	h := http.Header{}
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
+	return e.send(method, path, body, h)
+}
+
+// send makes a request with the given headers (and a JSON content type
+// when there is a body).
+func (e *env) send(method, path, body string, h http.Header) answer {
+	e.t.Helper()
 	req, err := http.NewRequest(method, e.url+path, strings.NewReader(body))
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	for k, vs := range h {
+		req.Header[k] = vs
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
