@@ -62,7 +62,7 @@ type Executor interface {
 	Run(ctx context.Context, in *Instruction, code string) (*Execution, error)
 }
 
-// ExecCache keeps sandbox results by content key; store/sqlite implements
+// ExecCache keeps sandbox results by content key; store/sqldb implements
 // it. Get returns nil, nil for a miss.
 type ExecCache interface {
 	GetExecution(ctx context.Context, key string) (*Execution, error)

@@ -9,7 +9,7 @@ import (
 )
 
 // Store keeps prompt versions and verdicts. It is defined here, where it is
-// used; store/sqlite implements it.
+// used; store/sqldb implements it.
 type Store interface {
 	// SavePrompt stores a prompt version (a no-op when it is stored).
 	SavePrompt(ctx context.Context, p *PromptVersion) error

@@ -6,7 +6,7 @@ import (
 )
 
 // Cache keeps answers by request key, and the requests that offline runs
-// could not send. It is defined here, where it is used; store/sqlite
+// could not send. It is defined here, where it is used; store/sqldb
 // implements it. Errors are never cached: only answers (valid or invalid)
 // are put.
 type Cache interface {

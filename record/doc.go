@@ -10,5 +10,5 @@
 // Records are immutable once imported. Everything else gavel stores (teacher
 // decisions, verdicts) refers to them by ID. The interfaces through which
 // records are stored are defined here, where they are used; package
-// store/sqlite implements them.
+// store/sqldb implements them.
 package record

@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// Store keeps records and splits. Package store/sqlite implements it; a
-// PostgreSQL implementation can follow without changing its callers.
+// Store keeps records and splits. Package store/sqldb implements it, on SQLite
+// and on PostgreSQL.
 type Store interface {
 	// Import runs fn inside one transaction: if fn returns an error, nothing
 	// it wrote is kept.

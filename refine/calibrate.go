@@ -26,7 +26,7 @@ import (
 )
 
 // Store keeps what calibration produces. It is defined here, where it is
-// used; store/sqlite implements it.
+// used; store/sqldb implements it.
 type Store interface {
 	judge.Store
 	SaveDecisions(ctx context.Context, ds []teacher.Decision) error

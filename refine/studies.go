@@ -133,6 +133,56 @@ func NoiseStudy(ctx context.Context, client llm.Client, j *judge.Spec, teacherMo
 	return res, nil
 }
 
+// The time windows of drift: weeks start on Monday, months on the 1st,
+// both in UTC.
+const (
+	ByWeek  = "week"
+	ByMonth = "month"
+)
+
+// CheckWindow says whether by names a drift window.
+func CheckWindow(by string) error {
+	if by != ByWeek && by != ByMonth {
+		return fmt.Errorf("time window %q: want week or month", by)
+	}
+	return nil
+}
+
+// WindowStart is the start of the week (Monday, UTC) or month of t.
+func WindowStart(t time.Time, by string) time.Time {
+	t = t.UTC()
+	if by == ByMonth {
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	}
+	d := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	return d.AddDate(0, 0, -((int(d.Weekday()) + 6) % 7))
+}
+
+// TimeWindow is the records whose outcome time falls in one window.
+type TimeWindow struct {
+	Start   time.Time
+	Records []*record.Record
+}
+
+// Windows groups records by the week or month of their outcome's time,
+// oldest window first, each window's records in their given order.
+func Windows(rs []*record.Record, by string) []TimeWindow {
+	idx := map[time.Time]int{}
+	var out []TimeWindow
+	for _, r := range rs {
+		w := WindowStart(r.Outcome.At, by)
+		i, ok := idx[w]
+		if !ok {
+			i = len(out)
+			idx[w] = i
+			out = append(out, TimeWindow{Start: w})
+		}
+		out[i].Records = append(out[i].Records, r)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
+	return out
+}
+
 // Window is one time window of a drift study.
 type Window struct {
 	Start time.Time `json:"start"`
@@ -141,29 +191,24 @@ type Window struct {
 	Pi map[string]judge.Figure `json:"scott_pi"`
 }
 
-// Drift evaluates prompt versions per time window (by month of the
-// outcome time) on the same records, so a team sees where a recalibrated
-// judge loses to the old one. verdicts are by version, then record.
-func Drift(specs []*judge.Spec, model string, rs []*record.Record, verdicts map[string]map[string]judge.Verdict, boot metrics.BootstrapOptions) ([]Window, error) {
-	byMonth := map[time.Time][]*record.Record{}
+// Drift evaluates prompt versions per time window (by week or month of
+// the outcome time, as the service's drift monitor does) on the same
+// records, so a team sees where a recalibrated judge loses to the old
+// one. verdicts are by version, then record.
+func Drift(specs []*judge.Spec, model string, rs []*record.Record, by string, verdicts map[string]map[string]judge.Verdict, boot metrics.BootstrapOptions) ([]Window, error) {
+	if err := CheckWindow(by); err != nil {
+		return nil, err
+	}
 	for _, r := range rs {
 		if r.Outcome.At.IsZero() {
 			return nil, fmt.Errorf("record %s has no outcome.at: drift needs times", r.ID)
 		}
-		t := r.Outcome.At.UTC()
-		m := time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-		byMonth[m] = append(byMonth[m], r)
 	}
-	var months []time.Time
-	for m := range byMonth {
-		months = append(months, m)
-	}
-	sort.Slice(months, func(i, j int) bool { return months[i].Before(months[j]) })
 	var out []Window
-	for _, m := range months {
-		w := Window{Start: m, N: len(byMonth[m]), Pi: map[string]judge.Figure{}}
+	for _, tw := range Windows(rs, by) {
+		w := Window{Start: tw.Start, N: len(tw.Records), Pi: map[string]judge.Figure{}}
 		for _, s := range specs {
-			e, err := judge.Evaluate(s, model, byMonth[m], verdicts[s.Version()], 0, boot)
+			e, err := judge.Evaluate(s, model, tw.Records, verdicts[s.Version()], 0, boot)
 			if err != nil {
 				return nil, err
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/internal/browsertest"
 	"github.com/gavelhq/gavel/server"
 	"github.com/gavelhq/gavel/sim"
@@ -37,12 +38,12 @@ func TestBlindReviewInABrowser(t *testing.T) {
 	reasoning := map[string]string{}
 	for i := range rs {
 		r := &rs[i]
-		a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", r))
+		a := e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], judgeBody("passfail", r))
 		if a.code != 200 {
 			t.Fatalf("judge: %s", a.raw)
 		}
 		reasoning[r.ID] = a.body["reasoning"].(string)
-		if a := e.do("POST", "/v1/outcomes", e.tok[server.ScopeFeedback], jsonBody(map[string]any{"change_id": r.ID, "status": r.Outcome.Status})); a.code != 201 {
+		if a := e.do("POST", "/v1/outcomes", e.tok[deploy.ScopeFeedback], jsonBody(map[string]any{"change_id": r.ID, "status": r.Outcome.Status})); a.code != 201 {
 			t.Fatalf("outcome: %s", a.raw)
 		}
 	}
@@ -123,7 +124,7 @@ func TestBlindReviewInABrowser(t *testing.T) {
 	if !strings.Contains(text(), "unknown token") {
 		t.Fatalf("wrong token: %s", text())
 	}
-	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#token"), e.tok[server.ScopeReview]), chromedp.Click(chromedp.CSS("#login")),
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#token"), e.tok[deploy.ScopeReview]), chromedp.Click(chromedp.CSS("#login")),
 		chromedp.WaitVisible(chromedp.CSS("#candidate"))); err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestBlindReviewInABrowser(t *testing.T) {
 
 	// An admin sees the judge with its drift and the verdicts.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("nav button")), chromedp.WaitVisible(chromedp.CSS("#token")),
-		chromedp.SendKeys(chromedp.CSS("#token"), e.tok[server.ScopeAdmin]), chromedp.Click(chromedp.CSS("#login")),
+		chromedp.SendKeys(chromedp.CSS("#token"), e.tok[deploy.ScopeAdmin]), chromedp.Click(chromedp.CSS("#login")),
 		chromedp.WaitVisible(chromedp.CSS("table")), chromedp.Navigate(e.url+"/ui/judges/passfail"), chromedp.WaitVisible(chromedp.CSS("table"))); err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,19 @@
 package server
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/gavelhq/gavel/deploy"
 )
 
 // apiError is an error answered as JSON: {"error": ..., "field": ...}.
@@ -39,10 +45,62 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.Encode(v)
 }
 
-func writeError(w http.ResponseWriter, err error) {
+// statusOf is the HTTP status of an application error's code.
+var statusOf = map[deploy.Code]int{
+	deploy.Invalid:         http.StatusBadRequest,
+	deploy.NotFound:        http.StatusNotFound,
+	deploy.Conflict:        http.StatusConflict,
+	deploy.Unauthenticated: http.StatusUnauthorized,
+	deploy.Forbidden:       http.StatusForbidden,
+	deploy.Unavailable:     http.StatusServiceUnavailable,
+	deploy.Timeout:         http.StatusGatewayTimeout,
+	deploy.Upstream:        http.StatusBadGateway,
+	deploy.Canceled:        499,
+}
+
+// clientError is err as the client may see it: an HTTP error or an
+// application error (its code mapped to a status), else nil: an internal
+// error, whose text is for the server's log only.
+func clientError(err error) *apiError {
 	var ae *apiError
-	if !errors.As(err, &ae) {
-		ae = errorf(http.StatusInternalServerError, "internal error: %v", err)
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var de *deploy.Error
+	if errors.As(err, &de) {
+		status, ok := statusOf[de.Code]
+		if !ok {
+			status = http.StatusBadRequest
+		}
+		return &apiError{Status: status, Msg: de.Msg, Field: de.Field, RetryAfter: int(math.Ceil(de.RetryAfter.Seconds()))}
+	}
+	return nil
+}
+
+// Status is the HTTP status the server answers err with (500 for an
+// internal error).
+func Status(err error) int {
+	if ae := clientError(err); ae != nil {
+		return ae.Status
+	}
+	return http.StatusInternalServerError
+}
+
+// internalError is the answer to an error the client is not told about:
+// an id that the server's log carries with the cause.
+func internalError(log *slog.Logger, where string, err error) *apiError {
+	b := make([]byte, 6)
+	rand.Read(b)
+	id := hex.EncodeToString(b)
+	log.Error("internal error", "where", where, "error_id", id, "err", err)
+	return errorf(http.StatusInternalServerError, "internal error (id %s: the server's log has the cause)", id)
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	ae := clientError(err)
+	if ae == nil {
+		// Only reached with an error not logged by the caller.
+		ae = errorf(http.StatusInternalServerError, "internal error")
 	}
 	if ae.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/llm/llmtest"
@@ -104,14 +105,14 @@ func TestPromotionGate(t *testing.T) {
 	// A first use activates the built-in.
 	rs := simRecords(t, sim.WorldOptions{N: 3, Seed: 77})
 	rs[0].ID = "pr-1"
-	a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", &rs[0]))
+	a := e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], judgeBody("passfail", &rs[0]))
 	if a.code != 200 || a.body["version"] != passfail.Version() {
 		t.Fatalf("first use: %d %s", a.code, a.raw)
 	}
 
 	// No supported gain: refused with the interval, nothing activated.
 	neutral := e.neutral()
-	refused := e.do("POST", "/v1/judges/passfail/promote", e.tok[server.ScopeAdmin], jsonBody(map[string]any{"version": neutral.Hash, "split": "main"}))
+	refused := e.do("POST", "/v1/judges/passfail/promote", e.tok[deploy.ScopeAdmin], jsonBody(map[string]any{"version": neutral.Hash, "split": "main"}))
 	if refused.code != 409 || refused.body["promoted"] != false || !strings.Contains(refused.body["error"].(string), "refused") {
 		t.Fatalf("neutral version: %d %s", refused.code, refused.raw)
 	}
@@ -121,12 +122,12 @@ func TestPromotionGate(t *testing.T) {
 	if lo > 0 || ev["passed"] != false || ev["split"] != "main" || ev["part"] != "test" || ev["n"].(float64) != float64(len(data.Test)) {
 		t.Fatalf("evidence of the refusal: %v", ev)
 	}
-	if act, _ := server.Active(ctx, e.db, "passfail"); act == nil || act.Version != passfail.Version() {
+	if act, _ := deploy.Active(ctx, e.db, "passfail"); act == nil || act.Version != passfail.Version() {
 		t.Fatalf("active after a refusal: %+v", act)
 	}
 
 	// The calibrated version: its gain's lower bound is above 0.
-	ok := e.do("POST", "/v1/judges/passfail/promote", e.tok[server.ScopeAdmin], jsonBody(map[string]any{"version": selected[:12]}))
+	ok := e.do("POST", "/v1/judges/passfail/promote", e.tok[deploy.ScopeAdmin], jsonBody(map[string]any{"version": selected[:12]}))
 	if ok.code != 200 || ok.body["promoted"] != true {
 		t.Fatalf("calibrated version: %d %s", ok.code, ok.raw)
 	}
@@ -141,19 +142,19 @@ func TestPromotionGate(t *testing.T) {
 	}
 	// Judging now uses the promoted version.
 	rs[1].ID = "pr-2"
-	if a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", &rs[1])); a.body["version"] != selected {
+	if a := e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], judgeBody("passfail", &rs[1])); a.body["version"] != selected {
 		t.Fatalf("after promotion: %s", a.raw)
 	}
 	// Forcing needs a reason; with one, the refused version goes in.
-	if a := e.do("POST", "/v1/judges/passfail/promote", e.tok[server.ScopeAdmin], jsonBody(map[string]any{"version": neutral.Hash, "split": "main", "force": true})); a.code != 400 || !strings.Contains(a.raw, "reason") {
+	if a := e.do("POST", "/v1/judges/passfail/promote", e.tok[deploy.ScopeAdmin], jsonBody(map[string]any{"version": neutral.Hash, "split": "main", "force": true})); a.code != 400 || !strings.Contains(a.raw, "reason") {
 		t.Fatalf("force without reason: %d %s", a.code, a.raw)
 	}
-	forced := e.do("POST", "/v1/judges/passfail/promote", e.tok[server.ScopeAdmin],
+	forced := e.do("POST", "/v1/judges/passfail/promote", e.tok[deploy.ScopeAdmin],
 		jsonBody(map[string]any{"version": neutral.Hash, "split": "main", "force": true, "reason": "wording policy"}))
 	if forced.code != 200 || forced.body["activation"].(map[string]any)["action"] != "force" {
 		t.Fatalf("forced: %d %s", forced.code, forced.raw)
 	}
-	rb := e.do("POST", "/v1/judges/passfail/rollback", e.tok[server.ScopeAdmin], `{"reason": "forced by mistake"}`)
+	rb := e.do("POST", "/v1/judges/passfail/rollback", e.tok[deploy.ScopeAdmin], `{"reason": "forced by mistake"}`)
 	if rb.code != 200 || rb.body["activation"].(map[string]any)["version"] != selected {
 		t.Fatalf("rollback: %d %s", rb.code, rb.raw)
 	}
@@ -200,7 +201,7 @@ func TestDriftAlertOnSimulatedDecay(t *testing.T) {
 	e.world("base", sim.WorldOptions{N: 600, Seed: 4})
 	neutral := e.neutral()
 	// The monitor compares with the interval measured at promotion.
-	_, ev, err := server.Promote(ctx, e.db, e.svc, "sim", "passfail", neutral.Hash, server.PromoteOptions{Split: "base", Force: true,
+	_, ev, err := deploy.Promote(ctx, e.db, e.svc, "sim", "passfail", neutral.Hash, deploy.PromoteOptions{Split: "base", Force: true,
 		Reason: "baseline for the monitor", Actor: "test", Boot: metrics.BootstrapOptions{Resamples: 500, Seed: 1}})
 	if err != nil {
 		t.Fatal(err)
@@ -215,19 +216,19 @@ func TestDriftAlertOnSimulatedDecay(t *testing.T) {
 				continue
 			}
 			r.ID = "stream-" + r.ID
-			if a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", r)); a.code != 200 {
+			if a := e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], judgeBody("passfail", r)); a.code != 200 {
 				t.Fatalf("judge %s: %d %s", r.ID, a.code, a.raw)
 			}
 			body := jsonBody(map[string]any{"change_id": r.ID, "status": r.Outcome.Status, "at": r.Outcome.At.Format(time.RFC3339)})
-			if a := e.do("POST", "/v1/outcomes", e.tok[server.ScopeFeedback], body); a.code != 201 {
+			if a := e.do("POST", "/v1/outcomes", e.tok[deploy.ScopeFeedback], body); a.code != 201 {
 				t.Fatalf("outcome %s: %d %s", r.ID, a.code, a.raw)
 			}
 		}
 	}
-	drift := func() *server.DriftReport {
+	drift := func() *deploy.DriftReport {
 		t.Helper()
-		var rep server.DriftReport
-		a := e.do("GET", "/v1/drift?judge=passfail&by=month", e.tok[server.ScopeReview], "")
+		var rep deploy.DriftReport
+		a := e.do("GET", "/v1/drift?judge=passfail&by=month", e.tok[deploy.ScopeReview], "")
 		if a.code != 200 {
 			t.Fatalf("drift: %d %s", a.code, a.raw)
 		}
@@ -258,8 +259,9 @@ func TestDriftAlertOnSimulatedDecay(t *testing.T) {
 
 	// The alert starts a recalibration on the outcomes that arrived; its
 	// result is a candidate, and the active version stays.
-	opt := server.RecalibrateOptions{By: "month"}
-	rc, err := e.srv.Recalibrate(ctx, "passfail", opt)
+	opt := deploy.RecalibrateOptions{By: "month"}
+	mon := &deploy.Monitor{Store: e.db, Client: e.svc, Model: "sim", Boot: metrics.BootstrapOptions{Resamples: 500, Seed: 1}}
+	rc, err := mon.Recalibrate(ctx, "passfail", opt)
 	if err != nil || rc == nil {
 		t.Fatalf("recalibrate: %+v %v", rc, err)
 	}
@@ -267,7 +269,7 @@ func TestDriftAlertOnSimulatedDecay(t *testing.T) {
 	if rc.From != neutral.Hash || rc.Records != 1200-countDrafts(stream) || !strings.HasPrefix(rc.Split, "recal-passfail-") {
 		t.Fatalf("recalibration %+v", rc)
 	}
-	if act, _ := server.Active(ctx, e.db, "passfail"); act.Version != neutral.Hash {
+	if act, _ := deploy.Active(ctx, e.db, "passfail"); act.Version != neutral.Hash {
 		t.Fatalf("the recalibration changed the active version to %.12s", act.Version)
 	}
 	cals, err := e.db.Calibrations(ctx, "passfail")
@@ -275,12 +277,12 @@ func TestDriftAlertOnSimulatedDecay(t *testing.T) {
 		t.Fatalf("calibrations %+v %v", cals, err)
 	}
 	// Once per alert.
-	if again, err := e.srv.Recalibrate(ctx, "passfail", opt); again != nil || err != nil {
+	if again, err := mon.Recalibrate(ctx, "passfail", opt); again != nil || err != nil {
 		t.Fatalf("a second recalibration for the same alert: %+v %v", again, err)
 	}
 	// The candidate goes through the gate on the recalibration's test part.
 	if rc.Candidate != rc.From {
-		_, ev, err := server.Promote(ctx, e.db, e.svc, "sim", "passfail", rc.Candidate, server.PromoteOptions{Actor: "test",
+		_, ev, err := deploy.Promote(ctx, e.db, e.svc, "sim", "passfail", rc.Candidate, deploy.PromoteOptions{Actor: "test",
 			Boot: metrics.BootstrapOptions{Resamples: 500, Seed: 1}})
 		if ev == nil || ev.Split != rc.Split || ev.Passed != (err == nil) {
 			t.Fatalf("gate of the candidate: %+v %v", ev, err)
@@ -357,11 +359,11 @@ func TestPromotionThroughOpenAIWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A first judging activates the built-in.
-	if a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], jsonBody(map[string]any{"judge": "passfail", "change_id": "new",
+	if a := e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], jsonBody(map[string]any{"judge": "passfail", "change_id": "new",
 		"inputs": map[string]any{"task": "t", "candidate": "+x\n"}})); a.code != 200 || fake.Count() != 1 {
 		t.Fatalf("judge: %d %s", a.code, a.raw)
 	}
-	a := e.do("POST", "/v1/judges/passfail/promote", e.tok[server.ScopeAdmin], jsonBody(map[string]any{"version": cand.Hash, "split": "prs"}))
+	a := e.do("POST", "/v1/judges/passfail/promote", e.tok[deploy.ScopeAdmin], jsonBody(map[string]any{"version": cand.Hash, "split": "prs"}))
 	if a.code != 200 || a.body["promoted"] != true {
 		t.Fatalf("promote: %d %s", a.code, a.raw)
 	}
@@ -374,10 +376,10 @@ func TestPromotionThroughOpenAIWire(t *testing.T) {
 		t.Fatalf("candidate pi %v, want 1 (it fails exactly the os.Exit changes)", pi)
 	}
 	// Back, and promote again: every verdict is known, nothing is sent.
-	if a := e.do("POST", "/v1/judges/passfail/rollback", e.tok[server.ScopeAdmin], `{}`); a.code != 200 {
+	if a := e.do("POST", "/v1/judges/passfail/rollback", e.tok[deploy.ScopeAdmin], `{}`); a.code != 200 {
 		t.Fatalf("rollback: %d %s", a.code, a.raw)
 	}
-	if a := e.do("POST", "/v1/judges/passfail/promote", e.tok[server.ScopeAdmin], jsonBody(map[string]any{"version": cand.Hash, "split": "prs"})); a.code != 200 || fake.Count() != 1+2*test {
+	if a := e.do("POST", "/v1/judges/passfail/promote", e.tok[deploy.ScopeAdmin], jsonBody(map[string]any{"version": cand.Hash, "split": "prs"})); a.code != 200 || fake.Count() != 1+2*test {
 		t.Fatalf("promote again: %d, %d calls", a.code, fake.Count())
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-github/v93/github"
 
 	"github.com/gavelhq/gavel/codehost"
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/record"
 )
 
@@ -49,7 +50,7 @@ type HookOutcome struct {
 
 // githubHook handles POST /v1/hooks/github: a GitHub webhook delivery,
 // authenticated by its X-Hub-Signature-256 HMAC (not by a token).
-func (s *Server) githubHook(w http.ResponseWriter, r *http.Request, _ *Token) error {
+func (s *Server) githubHook(w http.ResponseWriter, r *http.Request, _ *deploy.Token) error {
 	if len(s.cfg.GitHubWebhookSecret) == 0 {
 		return errorf(http.StatusNotFound, "GitHub webhooks are off: start gavel serve with GAVEL_GITHUB_WEBHOOK_SECRET (or --github-webhook-secret)")
 	}
@@ -243,7 +244,7 @@ func (s *Server) prOutcome(ctx context.Context, repo string, number int, head, s
 
 // changeOutcome makes o the outcome of a judged change's record id: a new
 // record from the change, or a new outcome version of its record.
-func (s *Server) changeOutcome(ctx context.Context, c *Change, id string, o record.Outcome, res *HookResult) error {
+func (s *Server) changeOutcome(ctx context.Context, c *deploy.Change, id string, o record.Outcome, res *HookResult) error {
 	rec := &record.Record{ID: id, Task: c.Task, Candidate: c.Candidate, Reference: c.Reference, Context: c.Context,
 		Group: c.Group, Outcome: o}
 	if rec.Group == "" {
@@ -253,7 +254,7 @@ func (s *Server) changeOutcome(ctx context.Context, c *Change, id string, o reco
 		return err
 	}
 	out := HookOutcome{RecordID: id, Status: rec.Outcome.Status, Judged: true}
-	stored, err := s.record(ctx, id)
+	stored, err := deploy.StoredRecord(ctx, s.cfg.Store, id)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-github/v93/github"
 
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/internal/githubtest"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/server"
@@ -78,7 +79,7 @@ func TestGitHubWebhook(t *testing.T) {
 	judged := jsonBody(map[string]any{"judge": "passfail", "change_id": "Codertocat/Hello-World#2", "group": "Codertocat/Hello-World",
 		"inputs": map[string]any{"task": "Update the README", "candidate": "diff --git a/README.md b/README.md\n+Hello\n",
 			"context": map[string]string{"head_sha": pr.Head}}})
-	if a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judged); a.code != 200 {
+	if a := e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], judged); a.code != 200 {
 		t.Fatalf("judge: %s", a.raw)
 	}
 	merged := f.PullRequestEvent("closed", pr)
@@ -157,7 +158,7 @@ func TestGitHubWebhook(t *testing.T) {
 	// event finds it by the pull request's head.
 	pr7 := &githubtest.PR{Number: 7, State: "closed", Author: "gavel-agent[bot]", Head: strings.Repeat("7a", 20), ClosedAt: githubtest.T0}
 	id7 := "Codertocat/Hello-World#7@" + pr7.Head
-	if a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], jsonBody(map[string]any{"judge": "passfail", "change_id": id7,
+	if a := e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], jsonBody(map[string]any{"judge": "passfail", "change_id": id7,
 		"inputs": map[string]any{"task": "t", "candidate": "c"}})); a.code != 200 {
 		t.Fatalf("judge: %s", a.raw)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/server"
 	"github.com/gavelhq/gavel/sim"
 )
@@ -50,7 +51,7 @@ func BenchmarkServeLoad(b *testing.B) {
 	for i := range rs {
 		judgeBodies[i] = []byte(judgeBody("passfail", &rs[i]))
 		outcomeBodies[i] = []byte(jsonBody(map[string]any{"change_id": rs[i].ID, "status": rs[i].Outcome.Status, "at": rs[i].Outcome.At}))
-		if code, err := post("/v1/judge", e.tok[server.ScopeJudge], judgeBodies[i]); err != nil || code != 200 {
+		if code, err := post("/v1/judge", e.tok[deploy.ScopeJudge], judgeBodies[i]); err != nil || code != 200 {
 			b.Fatalf("warm-up judge %d: %d %v", i, code, err)
 		}
 	}
@@ -70,7 +71,7 @@ func BenchmarkServeLoad(b *testing.B) {
 			for k, req := range []struct {
 				path, token string
 				body        []byte
-			}{{"/v1/judge", e.tok[server.ScopeJudge], judgeBodies[i]}, {"/v1/outcomes", e.tok[server.ScopeFeedback], outcomeBodies[i]}} {
+			}{{"/v1/judge", e.tok[deploy.ScopeJudge], judgeBodies[i]}, {"/v1/outcomes", e.tok[deploy.ScopeFeedback], outcomeBodies[i]}} {
 				t0 := time.Now()
 				code, err := post(req.path, req.token, req.body)
 				mine = append(mine, time.Since(t0))

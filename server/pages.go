@@ -7,7 +7,6 @@ import (
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"html/template"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
@@ -41,7 +41,7 @@ var pageFuncs = template.FuncMap{
 		}
 		return fmt.Sprintf("[%.3f, %.3f]", iv.Lo, iv.Hi)
 	},
-	"last": func(as []Activation) *Activation {
+	"last": func(as []deploy.Activation) *deploy.Activation {
 		if len(as) == 0 {
 			return nil
 		}
@@ -61,7 +61,7 @@ var pageTemplates = func() map[string]*template.Template {
 // page is what every page template sees.
 type page struct {
 	Title                string
-	Token                *Token
+	Token                *deploy.Token
 	CSRF                 string
 	CanBrowse, CanReview bool
 	Simulated            bool
@@ -74,7 +74,7 @@ const sessionCookie = "gavel_token"
 
 // csrfToken is the form token of a session: derived from the stored hash
 // of its API token, which only the store knows.
-func csrfToken(t *Token) string {
+func csrfToken(t *deploy.Token) string {
 	h := sha256.Sum256([]byte("gavel csrf\x00" + t.Hash))
 	return hex.EncodeToString(h[:16])
 }
@@ -131,13 +131,13 @@ func (s *Server) page(rt pageRoute) http.Handler {
 			return
 		}
 		p := &page{Token: t, CSRF: csrfToken(t), Simulated: s.cfg.Simulated,
-			CanReview: t.allows(ScopeReview), CanBrowse: t.Scope != ScopeReview}
+			CanReview: t.Allows(deploy.ScopeReview), CanBrowse: t.Scope != deploy.ScopeReview}
 		allowed := rt.access == "both" || rt.access == "review" && p.CanReview || rt.access == "browse" && p.CanBrowse
 		if !allowed {
 			p.Title = "Not for this token"
-			p.Data = fmt.Sprintf("Token %s has scope %s, which cannot see this page.", t.ID, t.Scope)
-			if t.Scope == ScopeReview {
-				p.Data = fmt.Sprintf("Token %s is a reviewer's: reviewers stay blind to verdicts and outcomes, so this page is not for it.", t.ID)
+			p.Data = fmt.Sprintf("deploy.Token %s has scope %s, which cannot see this page.", t.ID, t.Scope)
+			if t.Scope == deploy.ScopeReview {
+				p.Data = fmt.Sprintf("deploy.Token %s is a reviewer's: reviewers stay blind to verdicts and outcomes, so this page is not for it.", t.ID)
 			}
 			s.render(w, http.StatusForbidden, "message", p)
 			return
@@ -155,25 +155,22 @@ func (s *Server) page(rt pageRoute) http.Handler {
 			}
 		}
 		if err := rt.h(w, r, p); err != nil {
-			var ae *apiError
-			code := http.StatusInternalServerError
-			if errors.As(err, &ae) {
-				code = ae.Status
-			} else {
-				s.cfg.Log.Error("page failed", "route", rt.pattern, "err", err)
+			ae := clientError(err)
+			if ae == nil {
+				ae = internalError(s.cfg.Log, rt.pattern, err)
 			}
-			http.Error(w, err.Error(), code)
+			http.Error(w, ae.Msg, ae.Status)
 		}
 	})
 }
 
 // session is the token of a logged-in browser.
-func (s *Server) session(r *http.Request) (*Token, error) {
+func (s *Server) session(r *http.Request) (*deploy.Token, error) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil {
 		return nil, err
 	}
-	return authenticate(r.Context(), s.cfg.Store, c.Value)
+	return deploy.Authenticate(r.Context(), s.cfg.Store, c.Value)
 }
 
 type loginData struct{ Error, Next string }
@@ -193,12 +190,15 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	secret := strings.TrimSpace(r.PostFormValue("token"))
 	next := safeNext(r.PostFormValue("next"))
-	t, err := authenticate(r.Context(), s.cfg.Store, secret)
+	t, err := deploy.Authenticate(r.Context(), s.cfg.Store, secret)
 	if err != nil {
+		if clientError(err) == nil {
+			err = internalError(s.cfg.Log, "POST /ui/login", err)
+		}
 		s.render(w, http.StatusUnauthorized, "login", &page{Title: "Log in", Data: loginData{Error: err.Error(), Next: next}})
 		return
 	}
-	if t.Scope == ScopeReview && !strings.HasPrefix(next, "/ui/review") && !strings.HasPrefix(next, "/ui/agreement") {
+	if t.Scope == deploy.ScopeReview && !strings.HasPrefix(next, "/ui/review") && !strings.HasPrefix(next, "/ui/agreement") {
 		next = "/ui/review"
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: secret, Path: "/ui", HttpOnly: true, Secure: r.TLS != nil,
@@ -213,13 +213,13 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, _ *page) error {
 }
 
 func (s *Server) judgesPage(w http.ResponseWriter, r *http.Request, p *page) error {
-	names, err := Judges(r.Context(), s.cfg.Store)
+	names, err := deploy.Judges(r.Context(), s.cfg.Store)
 	if err != nil {
 		return err
 	}
-	var infos []*JudgeInfo
+	var infos []*deploy.JudgeInfo
 	for _, n := range names {
-		info, err := s.Info(r.Context(), n, false)
+		info, err := s.info(r.Context(), n, false)
 		if err != nil {
 			return err
 		}
@@ -231,15 +231,15 @@ func (s *Server) judgesPage(w http.ResponseWriter, r *http.Request, p *page) err
 }
 
 type judgeData struct {
-	Info  *JudgeInfo
-	Drift *DriftReport
+	Info  *deploy.JudgeInfo
+	Drift *deploy.DriftReport
 	Chart template.HTML
 }
 
 func (s *Server) judgePage(w http.ResponseWriter, r *http.Request, p *page) error {
 	ctx := r.Context()
 	name := r.PathValue("name")
-	info, err := s.Info(ctx, name, false)
+	info, err := s.info(ctx, name, false)
 	if err != nil {
 		return err
 	}
@@ -249,7 +249,7 @@ func (s *Server) judgePage(w http.ResponseWriter, r *http.Request, p *page) erro
 		if by != "month" {
 			by = "week"
 		}
-		if d.Drift, err = Drift(ctx, s.cfg.Store, name, s.cfg.Model, by, s.boot()); err != nil {
+		if d.Drift, err = deploy.Drift(ctx, s.cfg.Store, name, s.cfg.Model, by, s.boot()); err != nil {
 			return err
 		}
 		d.Chart = driftChart(d.Drift)
@@ -261,7 +261,7 @@ func (s *Server) judgePage(w http.ResponseWriter, r *http.Request, p *page) erro
 
 // driftChart draws each window's pi with its interval, and the interval
 // measured at promotion as a band of two lines.
-func driftChart(rep *DriftReport) template.HTML {
+func driftChart(rep *deploy.DriftReport) template.HTML {
 	if len(rep.Windows) == 0 {
 		return ""
 	}
@@ -343,7 +343,7 @@ type verdictRow struct {
 
 func (s *Server) verdictsPage(w http.ResponseWriter, r *http.Request, p *page) error {
 	ctx := r.Context()
-	cvs, err := s.cfg.Store.ChangeVerdicts(ctx, VerdictFilter{Judge: r.URL.Query().Get("judge"), Limit: 200})
+	cvs, err := s.cfg.Store.ChangeVerdicts(ctx, deploy.VerdictFilter{Judge: r.URL.Query().Get("judge"), Limit: 200})
 	if err != nil {
 		return err
 	}
@@ -382,7 +382,7 @@ func (s *Server) verdictsPage(w http.ResponseWriter, r *http.Request, p *page) e
 }
 
 type reviewData struct {
-	Change     *Change
+	Change     *deploy.Change
 	Done, Left int
 }
 
@@ -390,8 +390,8 @@ type reviewData struct {
 // among changes whose outcome is known, from the outcome class this
 // reviewer has seen fewer of (so the sample is stratified by outcome),
 // in an order fixed per reviewer.
-func (s *Server) nextForReview(ctx context.Context, reviewer string) (*Change, int, int, error) {
-	jrs, err := s.cfg.Store.JudgedRecords(ctx, VerdictFilter{})
+func (s *Server) nextForReview(ctx context.Context, reviewer string) (*deploy.Change, int, int, error) {
+	jrs, err := s.cfg.Store.JudgedRecords(ctx, deploy.VerdictFilter{})
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -452,7 +452,7 @@ func (s *Server) nextForReview(ctx context.Context, reviewer string) (*Change, i
 	return nil, len(mine), left, nil
 }
 
-func reviewerOf(t *Token) string { return "token " + t.ID }
+func reviewerOf(t *deploy.Token) string { return "token " + t.ID }
 
 func (s *Server) reviewPage(w http.ResponseWriter, r *http.Request, p *page) error {
 	c, done, left, err := s.nextForReview(r.Context(), reviewerOf(p.Token))
@@ -474,7 +474,7 @@ func (s *Server) submitReview(w http.ResponseWriter, r *http.Request, p *page) e
 		return errorf(http.StatusNotFound, "%v", err)
 	}
 	note := strings.TrimSpace(r.PostFormValue("note"))
-	if err := s.cfg.Store.SaveReview(r.Context(), &Review{ChangeID: id, Reviewer: reviewerOf(p.Token), Verdict: v, Note: note}); err != nil {
+	if err := s.cfg.Store.SaveReview(r.Context(), &deploy.Review{ChangeID: id, Reviewer: reviewerOf(p.Token), Verdict: v, Note: note}); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/ui/review", http.StatusSeeOther)
@@ -483,12 +483,12 @@ func (s *Server) submitReview(w http.ResponseWriter, r *http.Request, p *page) e
 
 type agreementData struct {
 	Judges []string
-	Report *AgreementReport
+	Report *deploy.AgreementReport
 	Chart  template.HTML
 }
 
 func (s *Server) agreementPage(w http.ResponseWriter, r *http.Request, p *page) error {
-	names, err := Judges(r.Context(), s.cfg.Store)
+	names, err := deploy.Judges(r.Context(), s.cfg.Store)
 	if err != nil {
 		return err
 	}
@@ -496,7 +496,7 @@ func (s *Server) agreementPage(w http.ResponseWriter, r *http.Request, p *page) 
 	if name == "" {
 		name = "passfail"
 	}
-	rep, err := Agreement(r.Context(), s.cfg.Store, name, s.cfg.Model, s.boot())
+	rep, err := deploy.Agreement(r.Context(), s.cfg.Store, name, s.cfg.Model, s.boot())
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/llm"
 )
 
@@ -145,18 +147,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 type route struct {
 	pattern string
 	scope   string
-	h       func(w http.ResponseWriter, r *http.Request, t *Token) error
+	h       func(w http.ResponseWriter, r *http.Request, t *deploy.Token) error
 }
 
 func (s *Server) routes() {
 	api := []route{
 		{"GET /v1/health", "-", s.health},
-		{"POST /v1/judge", ScopeJudge, s.judge},
-		{"POST /v1/outcomes", ScopeFeedback, s.outcome},
+		{"POST /v1/judge", deploy.ScopeJudge, s.judge},
+		{"POST /v1/outcomes", deploy.ScopeFeedback, s.outcome},
 		{"GET /v1/judges", "", s.listJudges},
 		{"GET /v1/judges/{name}", "", s.showJudge},
-		{"POST /v1/judges/{name}/promote", ScopeAdmin, s.promote},
-		{"POST /v1/judges/{name}/rollback", ScopeAdmin, s.rollback},
+		{"POST /v1/judges/{name}/promote", deploy.ScopeAdmin, s.promote},
+		{"POST /v1/judges/{name}/rollback", deploy.ScopeAdmin, s.rollback},
 		{"GET /v1/drift", "", s.drift},
 		{"GET /v1/agreement", "", s.agreement},
 		// Authenticated by the payload's HMAC, not a token.
@@ -176,7 +178,7 @@ func (s *Server) routes() {
 // limit and the body limit; errors are answered as JSON.
 func (s *Server) api(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var t *Token
+		var t *deploy.Token
 		if rt.scope != "-" {
 			secret, ok := bearer(r)
 			if !ok {
@@ -184,11 +186,11 @@ func (s *Server) api(rt route) http.Handler {
 				return
 			}
 			var err error
-			if t, err = authenticate(r.Context(), s.cfg.Store, secret); err != nil {
+			if t, err = deploy.Authenticate(r.Context(), s.cfg.Store, secret); err != nil {
 				writeError(w, err)
 				return
 			}
-			if !t.allows(rt.scope) {
+			if !t.Allows(rt.scope) {
 				writeError(w, errorf(http.StatusForbidden, "token %s has scope %s; %s needs scope %s", t.ID, t.Scope, rt.pattern, rt.scope))
 				return
 			}
@@ -204,18 +206,18 @@ func (s *Server) api(rt route) http.Handler {
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		if err := rt.h(w, r, t); err != nil {
-			var ae *apiError
-			if !errors.As(err, &ae) {
-				s.cfg.Log.Error("request failed", "route", rt.pattern, "err", err)
+			if clientError(err) == nil {
+				err = internalError(s.cfg.Log, rt.pattern, err)
 			}
 			writeError(w, err)
 		}
 	})
 }
 
-func (s *Server) health(w http.ResponseWriter, r *http.Request, _ *Token) error {
+func (s *Server) health(w http.ResponseWriter, r *http.Request, _ *deploy.Token) error {
 	if _, err := s.cfg.Store.Splits(r.Context()); err != nil {
-		return errorf(http.StatusServiceUnavailable, "store: %v", err)
+		ie := internalError(s.cfg.Log, "health", err)
+		return errorf(http.StatusServiceUnavailable, "the store does not answer: %s", strings.TrimPrefix(ie.Msg, "internal error "))
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "model": s.cfg.Model})
 	return nil

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/llm/llmtest"
@@ -76,8 +77,8 @@ func start(t testing.TB, cfg server.Config, newService func(*sqlite.DB) *llm.Ser
 			t.Errorf("serve: %v", err)
 		}
 	})
-	for _, scope := range server.Scopes {
-		secret, _, err := server.CreateToken(ctx, db, scope, scope+" test")
+	for _, scope := range deploy.Scopes {
+		secret, _, err := deploy.CreateToken(ctx, db, scope, scope+" test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +185,7 @@ func TestJudgeThenOutcomeBecomesARecord(t *testing.T) {
 	e := start(t, server.Config{Simulated: true}, simService)
 	rs := simRecords(t, sim.WorldOptions{N: 40, Seed: 5})
 	r := &rs[0]
-	first := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", r))
+	first := e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], judgeBody("passfail", r))
 	if first.code != 200 {
 		t.Fatalf("judge: %d %s", first.code, first.raw)
 	}
@@ -198,20 +199,20 @@ func TestJudgeThenOutcomeBecomesARecord(t *testing.T) {
 		t.Fatalf("verdict %v, reasoning %v", verdict, first.body["reasoning"])
 	}
 	sent := e.svc.Stats().Requests
-	again := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", r))
+	again := e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], judgeBody("passfail", r))
 	if again.code != 200 || again.body["cached"] != true || again.body["verdict"] != verdict || e.svc.Stats().Requests != sent {
 		t.Fatalf("the same change again: %s (model requests %d -> %d)", again.raw, sent, e.svc.Stats().Requests)
 	}
 	// The same change id with another candidate is refused.
 	other := *r
 	other.Candidate += "\n+// one more line\n"
-	if a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", &other)); a.code != 409 {
+	if a := e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], judgeBody("passfail", &other)); a.code != 409 {
 		t.Fatalf("changed inputs under one id: %d %s", a.code, a.raw)
 	}
 	if got := e.record(r.ID); got != nil {
 		t.Fatalf("a record before any outcome: %+v", got)
 	}
-	out := e.do("POST", "/v1/outcomes", e.tok[server.ScopeFeedback],
+	out := e.do("POST", "/v1/outcomes", e.tok[deploy.ScopeFeedback],
 		jsonBody(map[string]any{"change_id": r.ID, "status": "abandoned", "reason": "superseded by #12", "at": "2026-11-30T10:00:00Z"}))
 	if out.code != 201 || out.body["label"] != "fail" || out.body["record_id"] != r.ID || out.body["created"] != true {
 		t.Fatalf("outcome: %d %s", out.code, out.raw)
@@ -223,20 +224,20 @@ func TestJudgeThenOutcomeBecomesARecord(t *testing.T) {
 		t.Fatalf("record: %+v", got)
 	}
 	// The same outcome again is no change; another is refused.
-	if a := e.do("POST", "/v1/outcomes", e.tok[server.ScopeFeedback],
+	if a := e.do("POST", "/v1/outcomes", e.tok[deploy.ScopeFeedback],
 		jsonBody(map[string]any{"change_id": r.ID, "status": "abandoned", "reason": "superseded by #12", "at": "2026-11-30T10:00:00Z"})); a.code != 200 || a.body["created"] != false {
 		t.Fatalf("same outcome again: %d %s", a.code, a.raw)
 	}
-	if a := e.do("POST", "/v1/outcomes", e.tok[server.ScopeFeedback], jsonBody(map[string]any{"change_id": r.ID, "status": "landed"})); a.code != 409 {
+	if a := e.do("POST", "/v1/outcomes", e.tok[deploy.ScopeFeedback], jsonBody(map[string]any{"change_id": r.ID, "status": "landed"})); a.code != 409 {
 		t.Fatalf("another outcome: %d %s", a.code, a.raw)
 	}
 	// An outcome without a time, twice: the first time stands.
 	r2 := &rs[1]
-	if a := e.do("POST", "/v1/judge", e.tok[server.ScopeAdmin], judgeBody("passfail", r2)); a.code != 200 {
+	if a := e.do("POST", "/v1/judge", e.tok[deploy.ScopeAdmin], judgeBody("passfail", r2)); a.code != 200 {
 		t.Fatalf("admin judges: %d %s", a.code, a.raw)
 	}
 	for i, want := range []int{201, 200} {
-		if a := e.do("POST", "/v1/outcomes", e.tok[server.ScopeFeedback], jsonBody(map[string]any{"change_id": r2.ID, "status": "passed"})); a.code != want {
+		if a := e.do("POST", "/v1/outcomes", e.tok[deploy.ScopeFeedback], jsonBody(map[string]any{"change_id": r2.ID, "status": "passed"})); a.code != want {
 			t.Fatalf("timeless outcome %d: %d %s", i, a.code, a.raw)
 		}
 	}
@@ -244,7 +245,7 @@ func TestJudgeThenOutcomeBecomesARecord(t *testing.T) {
 		t.Fatalf("second record: %+v", got)
 	}
 	// The judge's listing shows the built-in's first use in its audit trail.
-	info := e.do("GET", "/v1/judges/passfail", e.tok[server.ScopeReview], "")
+	info := e.do("GET", "/v1/judges/passfail", e.tok[deploy.ScopeReview], "")
 	if info.code != 200 || info.body["active"] != builtin.Version() {
 		t.Fatalf("judge info: %d %s", info.code, info.raw)
 	}
@@ -256,7 +257,7 @@ func TestJudgeThenOutcomeBecomesARecord(t *testing.T) {
 	if live["n"] != 2.0 {
 		t.Fatalf("live agreement over %v outcomes, want 2", live["n"])
 	}
-	list := e.do("GET", "/v1/judges", e.tok[server.ScopeJudge], "")
+	list := e.do("GET", "/v1/judges", e.tok[deploy.ScopeJudge], "")
 	if list.code != 200 || !strings.Contains(list.raw, `"name": "rubric5"`) {
 		t.Fatalf("judges: %d %s", list.code, list.raw)
 	}
@@ -286,7 +287,7 @@ func TestJudgeThroughOpenAIWire(t *testing.T) {
 	})
 	body := jsonBody(map[string]any{"judge": "passfail", "change_id": "acme/app#7",
 		"inputs": map[string]any{"task": "Stop the worker cleanly.", "candidate": "+\tos.Exit(1)\n"}})
-	a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], body)
+	a := e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], body)
 	if a.code != 200 || a.body["verdict"] != "fail" || a.body["model"] != "openai:judge-model" ||
 		a.body["reasoning"] != "The change calls os.Exit inside a library function." || a.body["simulated"] != nil {
 		t.Fatalf("judge: %d %s", a.code, a.raw)
@@ -295,12 +296,12 @@ func TestJudgeThroughOpenAIWire(t *testing.T) {
 	if len(calls) != 1 || !calls[0].HasSchema || calls[0].Model != "judge-model" || !strings.Contains(calls[0].LastUser, "Stop the worker cleanly.") {
 		t.Fatalf("calls: %+v", calls)
 	}
-	if a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], body); a.code != 200 || a.body["cached"] != true || fake.Count() != 1 {
+	if a := e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], body); a.code != 200 || a.body["cached"] != true || fake.Count() != 1 {
 		t.Fatalf("again: %d %s after %d calls", a.code, a.raw, fake.Count())
 	}
 	before := e.counts()
 	fake.FaultFor = func(*llmtest.Call) llmtest.Fault { return llmtest.ServerError }
-	a = e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], jsonBody(map[string]any{"judge": "passfail", "change_id": "acme/app#8",
+	a = e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], jsonBody(map[string]any{"judge": "passfail", "change_id": "acme/app#8",
 		"inputs": map[string]any{"task": "t", "candidate": "+x\n"}}))
 	if a.code != 503 || a.header.Get("Retry-After") == "" || !strings.Contains(a.raw, "provider") {
 		t.Fatalf("failing provider: %d %s %v", a.code, a.raw, a.header)
@@ -319,10 +320,10 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 	e := start(t, server.Config{BodyLimit: 4096, Simulated: true}, simService)
 	rs := simRecords(t, sim.WorldOptions{N: 5, Seed: 2})
 	judged := &rs[0]
-	if a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", judged)); a.code != 200 {
+	if a := e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], judgeBody("passfail", judged)); a.code != 200 {
 		t.Fatalf("setup: %d %s", a.code, a.raw)
 	}
-	revoked, tok, err := server.CreateToken(context.Background(), e.db, server.ScopeJudge, "old")
+	revoked, tok, err := deploy.CreateToken(context.Background(), e.db, deploy.ScopeJudge, "old")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +331,7 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := judgeBody("passfail", &rs[1])
-	forged := e.tok[server.ScopeJudge][:len(e.tok[server.ScopeJudge])-4] + "AAAA"
+	forged := e.tok[deploy.ScopeJudge][:len(e.tok[deploy.ScopeJudge])-4] + "AAAA"
 	cases := []struct {
 		name, path, token, body string
 		code                    int
@@ -396,7 +397,7 @@ func TestRateLimitPerToken(t *testing.T) {
 	var codes []int
 	var limited answer
 	for range 3 {
-		a := e.do("GET", "/v1/judges", e.tok[server.ScopeJudge], "")
+		a := e.do("GET", "/v1/judges", e.tok[deploy.ScopeJudge], "")
 		codes = append(codes, a.code)
 		if a.code == 429 {
 			limited = a
@@ -409,7 +410,7 @@ func TestRateLimitPerToken(t *testing.T) {
 		t.Fatalf("429: Retry-After %q, %s", ra, limited.raw)
 	}
 	// Another token has its own budget.
-	if a := e.do("GET", "/v1/judges", e.tok[server.ScopeFeedback], ""); a.code != 200 {
+	if a := e.do("GET", "/v1/judges", e.tok[deploy.ScopeFeedback], ""); a.code != 200 {
 		t.Fatalf("another token: %d", a.code)
 	}
 }
@@ -418,7 +419,7 @@ func TestMetrics(t *testing.T) {
 	e := start(t, server.Config{Simulated: true}, simService)
 	rs := simRecords(t, sim.WorldOptions{N: 3, Seed: 9})
 	for range 2 {
-		e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", &rs[0]))
+		e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], judgeBody("passfail", &rs[0]))
 	}
 	e.do("POST", "/v1/judge", "", judgeBody("passfail", &rs[0]))
 	resp, err := http.Get(e.url + "/metrics")
@@ -463,21 +464,21 @@ func TestAgreementEndpoint(t *testing.T) {
 	statuses := []string{"landed", "passed", "abandoned", "failed"}
 	humans := []record.Label{record.Pass, record.Fail, record.Fail, record.Fail}
 	for i := range rs {
-		if a := e.do("POST", "/v1/judge", e.tok[server.ScopeJudge], judgeBody("passfail", &rs[i])); a.code != 200 {
+		if a := e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], judgeBody("passfail", &rs[i])); a.code != 200 {
 			t.Fatal(a.raw)
 		}
-		if a := e.do("POST", "/v1/outcomes", e.tok[server.ScopeFeedback], jsonBody(map[string]any{"change_id": rs[i].ID, "status": statuses[i]})); a.code != 201 {
+		if a := e.do("POST", "/v1/outcomes", e.tok[deploy.ScopeFeedback], jsonBody(map[string]any{"change_id": rs[i].ID, "status": statuses[i]})); a.code != 201 {
 			t.Fatal(a.raw)
 		}
-		if err := e.db.SaveReview(ctx, &server.Review{ChangeID: rs[i].ID, Reviewer: "ann", Verdict: humans[i]}); err != nil {
+		if err := e.db.SaveReview(ctx, &deploy.Review{ChangeID: rs[i].ID, Reviewer: "ann", Verdict: humans[i]}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// A second reviewer disagreeing on one change makes it a tie: left out.
-	if err := e.db.SaveReview(ctx, &server.Review{ChangeID: rs[3].ID, Reviewer: "bob", Verdict: record.Pass}); err != nil {
+	if err := e.db.SaveReview(ctx, &deploy.Review{ChangeID: rs[3].ID, Reviewer: "bob", Verdict: record.Pass}); err != nil {
 		t.Fatal(err)
 	}
-	a := e.do("GET", "/v1/agreement?judge=passfail", e.tok[server.ScopeReview], "")
+	a := e.do("GET", "/v1/agreement?judge=passfail", e.tok[deploy.ScopeReview], "")
 	if a.code != 200 || a.body["reviewed_changes"] != 4.0 || a.body["ties"] != 1.0 || a.body["reviews"] != 5.0 {
 		t.Fatalf("agreement: %d %s", a.code, a.raw)
 	}
@@ -490,15 +491,15 @@ func TestAgreementEndpoint(t *testing.T) {
 	if pi := pair["scott_pi"].(map[string]any)["value"].(float64); abs(pi-1.0/3) > 1e-12 {
 		t.Fatalf("human vs outcome pi %v, want 1/3", pi)
 	}
-	if err := e.db.SaveReview(ctx, &server.Review{ChangeID: rs[3].ID, Reviewer: "bob", Verdict: record.Fail}); err != nil {
+	if err := e.db.SaveReview(ctx, &deploy.Review{ChangeID: rs[3].ID, Reviewer: "bob", Verdict: record.Fail}); err != nil {
 		t.Fatal(err)
 	}
-	a = e.do("GET", "/v1/agreement?judge=passfail", e.tok[server.ScopeReview], "")
+	a = e.do("GET", "/v1/agreement?judge=passfail", e.tok[deploy.ScopeReview], "")
 	pair = a.body["pairs"].([]any)[0].(map[string]any)
 	if pi := pair["scott_pi"].(map[string]any)["value"].(float64); pair["n"] != 4.0 || abs(pi-7.0/15) > 1e-12 {
 		t.Fatalf("human vs outcome over four: n %v, pi %v, want 7/15", pair["n"], pi)
 	}
-	if a := e.do("GET", "/v1/agreement", e.tok[server.ScopeReview], ""); a.code != 400 || a.body["field"] != "judge" {
+	if a := e.do("GET", "/v1/agreement", e.tok[deploy.ScopeReview], ""); a.code != 400 || a.body["field"] != "judge" {
 		t.Fatalf("without a judge: %d %s", a.code, a.raw)
 	}
 }

@@ -35,6 +35,7 @@ var suite = []struct {
 	{"ServiceTables", testServiceTables},
 	{"JudgesAndVerdicts", testJudgesAndVerdicts},
 	{"Copy", testCopy},
+	{"Schema", testSchema},
 	{"OutcomeVersions", testOutcomeVersions},
 	{"ETags", testETags},
 }

@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gavelhq/gavel/acr"
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
-	"github.com/gavelhq/gavel/server"
 	"github.com/gavelhq/gavel/store/sqldb"
+	"github.com/gavelhq/gavel/teacher"
 )
 
 // fill puts a little of everything in a store.
@@ -52,16 +54,16 @@ func fill(t *testing.T, db *sqldb.DB) {
 	if err := db.SaveCalibration(ctx, "passfail", child.Hash, "s", "m", map[string]any{"versions": []any{}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SaveChange(ctx, &server.Change{ID: "ch", Task: "t", Candidate: "c"}); err != nil {
+	if err := db.SaveChange(ctx, &deploy.Change{ID: "ch", Task: "t", Candidate: "c"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Activate(ctx, &server.Activation{Judge: "passfail", Version: parent.Hash, Action: "initial", Actor: "x"}); err != nil {
+	if err := db.Activate(ctx, &deploy.Activation{Judge: "passfail", Version: parent.Hash, Action: "initial", Actor: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SaveToken(ctx, &server.Token{ID: "0123456789ab", Scope: "admin", Hash: "h"}); err != nil {
+	if err := db.SaveToken(ctx, &deploy.Token{ID: "0123456789ab", Scope: "admin", Hash: "h"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SaveReview(ctx, &server.Review{ChangeID: "ch", Reviewer: "r", Verdict: record.Pass}); err != nil {
+	if err := db.SaveReview(ctx, &deploy.Review{ChangeID: "ch", Reviewer: "r", Verdict: record.Pass}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := db.AddOutcome(ctx, "b", record.Outcome{Status: record.StatusLanded}, "test"); err != nil {
@@ -73,15 +75,37 @@ func fill(t *testing.T, db *sqldb.DB) {
 	if err := db.PutETag(ctx, "https://api.github.com/x", "\"e\"", map[string][]string{"Link": {"<u>; rel=\"next\""}}, []byte("[]")); err != nil {
 		t.Fatal(err)
 	}
+	if err := db.SaveDecisions(ctx, []teacher.Decision{{RecordID: "a", Prompt: "tp", Model: "m", Action: teacher.Keep, Label: record.Pass, Justification: "ok"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Executions().PutExecution(ctx, "ek", &acr.Execution{Status: "passed", Tested: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveChangeVerdict(ctx, "passfail", &judge.Verdict{RecordID: "ch", Prompt: child.Hash, Model: "m", Outcome: judge.Fail}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveBatch(ctx, &llm.SubmittedBatch{BatchState: llm.BatchState{ID: "batch_1", Provider: "openai", Status: "in_progress", Requests: 1},
+		SubmittedAt: time.Now()}, []string{"k"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copied are the tables a copy moves, from the schema description.
+func copied() []string {
+	var out []string
+	for _, t := range sqldb.Schema {
+		if t.CopyOrder != "" {
+			out = append(out, t.Name)
+		}
+	}
+	return out
 }
 
 // dump is every copied table's rows as text, for comparing stores.
 func dump(t *testing.T, db *sqldb.DB) string {
 	t.Helper()
 	var out []string
-	for _, table := range []string{"records", "splits", "split_members", "llm_cache", "prompt_versions", "verdicts",
-		"teacher_decisions", "calibrations", "executions", "changes", "change_verdicts", "activations", "tokens", "reviews",
-		"batches", "batch_requests", "record_outcomes", "http_etags", "webhook_deliveries"} {
+	for _, table := range copied() {
 		rows, err := db.SQL().Query(`SELECT * FROM ` + table)
 		if err != nil {
 			t.Fatal(err)
@@ -121,6 +145,14 @@ func testCopy(t *testing.T) {
 	ctx := context.Background()
 	src := MustOpenDB(t)
 	fill(t, src)
+	// Every table a copy moves has rows here, so a table the copy left out
+	// would show in the dump below.
+	for _, table := range copied() {
+		var n int
+		if err := src.SQL().QueryRow(`SELECT COUNT(*) FROM ` + table).Scan(&n); err != nil || n == 0 {
+			t.Errorf("fill leaves table %s empty (%v): give it a row, so the copy of it is checked", table, err)
+		}
+	}
 	dst := MustOpenDB(t)
 	if err := sqldb.Copy(ctx, src, dst, nil); err != nil {
 		t.Fatal(err)
@@ -170,4 +202,59 @@ func TestCopyAcrossDatabases(t *testing.T) {
 	if !strings.Contains(strings.Join(tables, " "), "records=3") {
 		t.Fatalf("progress %v", tables)
 	}
+}
+
+// The store's tables and columns are those of the schema description, on
+// each database; every table is copied or says why not.
+func testSchema(t *testing.T) {
+	db := MustOpenDB(t)
+	if err := db.CheckSchema(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range sqldb.Schema {
+		if (tb.CopyOrder == "") == (tb.NoCopy == "") {
+			t.Errorf("table %s: give a copy order or say why a copy leaves it behind, not both", tb.Name)
+		}
+	}
+}
+
+// TestSchemaDialectsAgree: SQLite and PostgreSQL end their migrations with
+// the same tables and columns.
+func TestSchemaDialectsAgree(t *testing.T) {
+	pgb, ok := postgresBackend(t)
+	if !ok {
+		t.Skip("no PostgreSQL")
+	}
+	ctx := context.Background()
+	cur = sqliteBackend()
+	lite := MustOpenDB(t)
+	cur = pgb
+	pg := MustOpenDB(t)
+	a, err := lite.Columns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := pg.Columns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != len(sqldb.Schema) {
+		t.Errorf("SQLite has %d tables, the schema %d", len(a), len(sqldb.Schema))
+	}
+	for name, cols := range a {
+		if fmt.Sprint(sortedCopy(cols)) != fmt.Sprint(sortedCopy(b[name])) {
+			t.Errorf("table %s: SQLite %v, PostgreSQL %v", name, cols, b[name])
+		}
+	}
+	for name := range b {
+		if _, ok := a[name]; !ok {
+			t.Errorf("table %s is on PostgreSQL only", name)
+		}
+	}
+}
+
+func sortedCopy(s []string) []string {
+	s = append([]string(nil), s...)
+	sort.Strings(s)
+	return s
 }

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/record"
-	"github.com/gavelhq/gavel/server"
 )
 
 // A record's outcome changes only by a new version: the record stays as
@@ -72,7 +72,7 @@ func testOutcomeVersions(t *testing.T) {
 		t.Fatal("an outcome version was edited")
 	}
 	// A judged change's record is judged against its latest outcome.
-	if err := db.SaveChange(ctx, &server.Change{ID: "acme/app#42", Task: "t", Candidate: "c"}); err != nil {
+	if err := db.SaveChange(ctx, &deploy.Change{ID: "acme/app#42", Task: "t", Candidate: "c"}); err != nil {
 		t.Fatal(err)
 	}
 	p := spec(t, "\njudge\n")
@@ -82,7 +82,7 @@ func testOutcomeVersions(t *testing.T) {
 	if err := db.SaveChangeVerdict(ctx, "passfail", &judge.Verdict{RecordID: "acme/app#42", Prompt: p.Hash, Model: "m", Outcome: judge.Fail}); err != nil {
 		t.Fatal(err)
 	}
-	jr, err := db.JudgedRecords(ctx, server.VerdictFilter{})
+	jr, err := db.JudgedRecords(ctx, deploy.VerdictFilter{})
 	if err != nil || len(jr) != 1 || jr[0].Record.Outcome.Status != record.StatusLanded {
 		t.Fatalf("judged records %+v %v", jr, err)
 	}

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/record"
-	"github.com/gavelhq/gavel/server"
 	"github.com/gavelhq/gavel/teacher"
 )
 
@@ -92,7 +92,7 @@ func testServiceTables(t *testing.T) {
 	db := MustOpenDB(t)
 	clock := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	db.Now = func() time.Time { clock = clock.Add(time.Second); return clock }
-	c := &server.Change{ID: "acme/app#1", Task: "t", Candidate: "c", Context: map[string]string{"log": "x"}, Group: "acme/app"}
+	c := &deploy.Change{ID: "acme/app#1", Task: "t", Candidate: "c", Context: map[string]string{"log": "x"}, Group: "acme/app"}
 	if err := db.SaveChange(ctx, c); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func testServiceTables(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c2 := &server.Change{ID: "acme/app#2", Task: "t2", Candidate: "c2"}
+	c2 := &deploy.Change{ID: "acme/app#2", Task: "t2", Candidate: "c2"}
 	if err := db.SaveChange(ctx, c2); err != nil {
 		t.Fatal(err)
 	}
@@ -133,14 +133,14 @@ func testServiceTables(t *testing.T) {
 	if v, err := db.ChangeVerdict(ctx, c.ID, b.Hash, "other"); err != nil || v != nil {
 		t.Fatalf("no verdict: %+v %v", v, err)
 	}
-	all, err := db.ChangeVerdicts(ctx, server.VerdictFilter{})
+	all, err := db.ChangeVerdicts(ctx, deploy.VerdictFilter{})
 	if err != nil || len(all) != 3 || all[0].Verdict.Prompt != b.Hash {
 		t.Fatalf("all verdicts, newest first: %+v %v", all, err)
 	}
-	if vs, _ := db.ChangeVerdicts(ctx, server.VerdictFilter{Prompt: a.Hash, Limit: 1}); len(vs) != 1 || vs[0].Verdict.RecordID != c2.ID {
+	if vs, _ := db.ChangeVerdicts(ctx, deploy.VerdictFilter{Prompt: a.Hash, Limit: 1}); len(vs) != 1 || vs[0].Verdict.RecordID != c2.ID {
 		t.Fatalf("newest of version a: %+v", vs)
 	}
-	if vs, _ := db.ChangeVerdicts(ctx, server.VerdictFilter{ChangeID: c.ID}); len(vs) != 2 {
+	if vs, _ := db.ChangeVerdicts(ctx, deploy.VerdictFilter{ChangeID: c.ID}); len(vs) != 2 {
 		t.Fatalf("verdicts on one change: %+v", vs)
 	}
 	// Only changes with an outcome are judged records, in outcome order.
@@ -151,27 +151,27 @@ func testServiceTables(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if jrs, _ := db.JudgedRecords(ctx, server.VerdictFilter{}); len(jrs) != 0 {
+	if jrs, _ := db.JudgedRecords(ctx, deploy.VerdictFilter{}); len(jrs) != 0 {
 		t.Fatalf("judged records before any outcome: %d", len(jrs))
 	}
 	if err := put(ctx, db, r1, r2); err != nil {
 		t.Fatal(err)
 	}
-	jrs, err := db.JudgedRecords(ctx, server.VerdictFilter{Prompt: a.Hash, Model: "m"})
+	jrs, err := db.JudgedRecords(ctx, deploy.VerdictFilter{Prompt: a.Hash, Model: "m"})
 	if err != nil || len(jrs) != 2 || jrs[0].Record.ID != c2.ID || jrs[1].Record.ID != c.ID || jrs[0].Verdict.Outcome != judge.Fail || jrs[0].Judge != "passfail" {
 		t.Fatalf("judged records %+v %v", jrs, err)
 	}
 	// Activations: each must name the version it replaces.
-	act := &server.Activation{Judge: "passfail", Version: a.Hash, Action: server.ActionInitial, Actor: "gavel"}
+	act := &deploy.Activation{Judge: "passfail", Version: a.Hash, Action: deploy.ActionInitial, Actor: "gavel"}
 	if err := db.Activate(ctx, act); err != nil || act.Seq == 0 || act.At.IsZero() {
 		t.Fatalf("activate: %+v %v", act, err)
 	}
-	stale := &server.Activation{Judge: "passfail", Version: b.Hash, Action: server.ActionPromote, Actor: "x"}
-	if err := db.Activate(ctx, stale); !errors.Is(err, server.ErrActiveChanged) {
+	stale := &deploy.Activation{Judge: "passfail", Version: b.Hash, Action: deploy.ActionPromote, Actor: "x"}
+	if err := db.Activate(ctx, stale); !errors.Is(err, deploy.ErrActiveChanged) {
 		t.Fatalf("a promotion that missed a change: %v", err)
 	}
-	ev := &server.Evidence{Split: "main", Part: record.Test, N: 10, Candidate: b.Hash, Baseline: a.Hash, Passed: true}
-	next := &server.Activation{Judge: "passfail", Version: b.Hash, Previous: a.Hash, Action: server.ActionPromote, Actor: "x", Reason: "why", Evidence: ev}
+	ev := &deploy.Evidence{Split: "main", Part: record.Test, N: 10, Candidate: b.Hash, Baseline: a.Hash, Passed: true}
+	next := &deploy.Activation{Judge: "passfail", Version: b.Hash, Previous: a.Hash, Action: deploy.ActionPromote, Actor: "x", Reason: "why", Evidence: ev}
 	if err := db.Activate(ctx, next); err != nil || next.Seq <= act.Seq {
 		t.Fatalf("promote: %+v %v", next, err)
 	}
@@ -183,11 +183,11 @@ func testServiceTables(t *testing.T) {
 		t.Fatalf("another judge's activations: %+v", as)
 	}
 	// Tokens.
-	tok := &server.Token{ID: "0123456789ab", Name: "ci", Scope: server.ScopeJudge, Hash: "h"}
+	tok := &deploy.Token{ID: "0123456789ab", Name: "ci", Scope: deploy.ScopeJudge, Hash: "h"}
 	if err := db.SaveToken(ctx, tok); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SaveToken(ctx, &server.Token{ID: "x", Scope: "root", Hash: "h"}); err == nil {
+	if err := db.SaveToken(ctx, &deploy.Token{ID: "x", Scope: "root", Hash: "h"}); err == nil {
 		t.Fatal("a token of an unknown scope was stored")
 	}
 	if err := db.RevokeToken(ctx, tok.ID); err != nil {
@@ -205,7 +205,7 @@ func testServiceTables(t *testing.T) {
 	}
 	// Reviews: a reviewer's second verdict replaces the first.
 	for _, v := range []record.Label{record.Pass, record.Fail} {
-		if err := db.SaveReview(ctx, &server.Review{ChangeID: c.ID, Reviewer: "ann", Verdict: v, Note: string(v)}); err != nil {
+		if err := db.SaveReview(ctx, &deploy.Review{ChangeID: c.ID, Reviewer: "ann", Verdict: v, Note: string(v)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -213,7 +213,7 @@ func testServiceTables(t *testing.T) {
 	if err != nil || len(rv) != 1 || rv[0].Verdict != record.Fail || rv[0].Note != "fail" {
 		t.Fatalf("reviews %+v %v", rv, err)
 	}
-	if err := db.SaveReview(ctx, &server.Review{ChangeID: "nope", Reviewer: "ann", Verdict: record.Pass}); err == nil {
+	if err := db.SaveReview(ctx, &deploy.Review{ChangeID: "nope", Reviewer: "ann", Verdict: record.Pass}); err == nil {
 		t.Fatal("a review of an unknown change was stored")
 	}
 }

@@ -7,9 +7,8 @@ import (
 	"github.com/gavelhq/gavel/acr"
 	"github.com/gavelhq/gavel/bench"
 	"github.com/gavelhq/gavel/codehost"
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/llm"
-	"github.com/gavelhq/gavel/record"
-	"github.com/gavelhq/gavel/server"
 	"github.com/gavelhq/gavel/store/postgres"
 	"github.com/gavelhq/gavel/store/sqldb"
 	"github.com/gavelhq/gavel/store/sqlite"
@@ -20,10 +19,14 @@ import (
 // model cache and the execution cache, records' later outcomes and the
 // answers of code hosts kept for conditional requests.
 type Store interface {
-	server.Store
-	llm.BatchStore
-	record.OutcomeStore
+	deploy.Store
+	codehost.Store
 	codehost.AnswerStore
+	llm.BatchStore
+	// WebhookDelivery returns the answer given to a handled webhook
+	// delivery; SaveWebhookDelivery keeps it (the first answer stays).
+	WebhookDelivery(ctx context.Context, id string) ([]byte, bool, error)
+	SaveWebhookDelivery(ctx context.Context, id, event string, result []byte) error
 	Cache() llm.Cache
 	Executions() acr.ExecCache
 	BenchResults() bench.ResultCache

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/gavelhq/gavel/acr"
 	bexec "github.com/gavelhq/gavel/bench/exec"
@@ -44,9 +43,10 @@ type acrFlags struct {
 	generatorURL, judgeURL, criticURL  string
 }
 
-func (f *acrFlags) register(fl *pflag.FlagSet) {
-	f.mf.register(fl)
-	fl.Lookup("model").Usage = "the model of every role not given its own (--generator, --judge-model, --critic-model)"
+func (f *acrFlags) register(a *app, cmd *cobra.Command, use modelUse) {
+	use.modelUsage = "the model of every role not given its own (--generator, --judge-model, --critic-model)"
+	a.withModel(cmd, &f.mf, use)
+	fl := cmd.Flags()
 	fl.StringVar(&f.instructions, "instructions", "", "instructions file (JSONL: id, instruction, reference, optional language and tests)")
 	fl.StringVar(&f.format, "format", "native", "format of --instructions: native, humaneval (HumanEval Python) or humaneval-x-go")
 	fl.IntVar(&f.limit, "limit", 0, "only the first N instructions")
@@ -126,31 +126,10 @@ type acrSetup struct {
 	// urls are the models' servers, where given.
 	urls   map[string]string
 	db     store.Store
-	client roleClient
+	client *llm.Router
 	box    *acr.Sandbox
 	round  *acr.Round
 	sys    string
-}
-
-// roleClient sends each request to the service of its model.
-type roleClient map[string]*llm.Service
-
-// Complete implements llm.Client.
-func (rc roleClient) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	svc, ok := rc[req.Model]
-	if !ok {
-		return nil, fmt.Errorf("no service for model %q", req.Model)
-	}
-	return svc.Complete(ctx, req)
-}
-
-// Stats sums the services' counts.
-func (rc roleClient) Stats() llm.RunStats {
-	var t llm.RunStats
-	for _, svc := range rc {
-		t = t.Add(svc.Stats())
-	}
-	return t
 }
 
 func (s *acrSetup) close() {
@@ -214,39 +193,28 @@ func (a *app) acrSetup(ctx context.Context, f *acrFlags, prog *stageProgress) (*
 		return nil, err
 	}
 	lim := bexec.Limits{Wall: f.programTimeout}
-	s := &acrSetup{db: db, box: &acr.Sandbox{Limits: lim}, urls: map[string]string{}}
-	// One service per role's model, each with its server's base URL: the
-	// generator is often a local server (the model in training), the judge
-	// and the critic hosted models of the same provider kind.
-	s.client = roleClient{}
-	urls := map[string]string{}
+	s := &acrSetup{db: db, box: &acr.Sandbox{Limits: lim}}
+	// Each role's model at its server's base URL: the generator is often
+	// a local server (the model in training), the judge and the critic
+	// hosted models of the same provider kind.
+	s.client = modelRouter(db, reg, f.mf)
 	for _, r := range []struct{ model, url string }{{f.generator, f.generatorURL}, {f.judgeModel, f.judgeURL}, {f.criticModel, f.criticURL}} {
 		if r.url == "" {
 			r.url = f.mf.baseURL
 		}
-		if prev, seen := urls[r.model]; seen {
-			if prev != r.url {
-				s.close()
-				return nil, usagef("model %s is given two base URLs (%q, %q): the cache keys answers by model, not server, so name the two models differently", r.model, prev, r.url)
-			}
-			continue
-		}
-		urls[r.model] = r.url
-		if r.url != "" {
-			s.urls[r.model] = r.url
+		if err := s.client.Route(r.model, r.url); err != nil {
+			s.close()
+			return nil, usageError{err}
 		}
 		if f.mf.dryRun {
 			continue // nothing is sent
 		}
-		mf := f.mf
-		mf.model, mf.baseURL = r.model, r.url
-		svc, err := mf.service(db, reg)
-		if err != nil {
+		if _, err := s.client.Client(r.model, r.url); err != nil {
 			s.close()
 			return nil, err
 		}
-		s.client[r.model] = svc
 	}
+	s.urls = s.client.URLs()
 	cfg := acr.Config{Round: f.round, Generator: f.generator, JudgeModel: f.judgeModel, CriticModel: f.criticModel, System: system,
 		N: f.n, Temperature: f.temperature, MaxTokens: f.maxTokens, Pointwise: pw, Pairwise: pp, Weights: weights,
 		ExecWeight: f.execWeight, Ties: ties, Concurrency: f.mf.concurrency, Executions: f.jobs, Progress: prog.update}
@@ -403,10 +371,9 @@ its own service (--generator-base-url etc.); --max-cost applies to each.`,
 			return nil
 		},
 	}
+	f.register(a, cmd, modelUse{queue: queueOwn,
+		queueUsage: "spread the instructions over 'gavel worker' processes through the store's work queue (PostgreSQL), one unit per instruction (its samples, runs, scores, comparison and critique); this command works units too"})
 	fl := cmd.Flags()
-	f.register(fl)
-	f.mf.queueMode = "own"
-	fl.Lookup("queue").Usage = "spread the instructions over 'gavel worker' processes through the store's work queue (PostgreSQL), one unit per instruction (its samples, runs, scores, comparison and critique); this command works units too"
 	fl.StringVarP(&out, "output", "o", "", "the dataset to write (chat JSONL)")
 	fl.StringVar(&lineage, "lineage", "", "the lineage file to write (default: the output's name with .lineage.jsonl)")
 	fl.StringVar(&reportFile, "report", "", "write an HTML report of the round")
@@ -571,8 +538,8 @@ Exit code 0 whether or not the judge is flagged (read "flags" in --json), unless
 			return gate()
 		},
 	}
+	f.register(a, cmd, modelUse{})
 	fl := cmd.Flags()
-	f.register(fl)
 	fl.BoolVar(&best, "best", false, "compare only each instruction's best sample (needs the pointwise scores)")
 	fl.BoolVar(&failOnFlags, "fail-on-flags", false, "a CI gate: exit 1 when the check raises any flag")
 	fl.Float64Var(&opt.MinAgreement, "min-agreement", 0.85, "flag agreement with the tests under this")

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/metrics"
-	"github.com/gavelhq/gavel/server"
 )
 
 type agreementFlags struct {
@@ -34,7 +34,7 @@ func (a *app) reviewAgreement(ctx context.Context, f agreementFlags) error {
 		return err
 	}
 	defer db.Close()
-	rep, err := server.Agreement(ctx, db, f.judge, f.model, metrics.BootstrapOptions{Resamples: f.resamples, Seed: f.seed, Level: f.ciLevel})
+	rep, err := deploy.Agreement(ctx, db, f.judge, f.model, metrics.BootstrapOptions{Resamples: f.resamples, Seed: f.seed, Level: f.ciLevel})
 	if err != nil {
 		return err
 	}

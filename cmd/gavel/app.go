@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gavelhq/gavel/bench"
+	"github.com/gavelhq/gavel/deploy"
 	"io"
 	"math"
 	"os"
@@ -116,7 +117,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var ue usageError
 	var se stoppedError
 	switch {
-	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"):
+	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"),
+		deploy.ErrorCode(err) == deploy.Invalid, deploy.ErrorCode(err) == deploy.NotFound:
 		code = exitUsage
 		fmt.Fprintf(stderr, "gavel: %v\nRun 'gavel --help' for usage.\n", err)
 	case errors.As(err, &se):
@@ -209,7 +211,6 @@ Exit codes: 0 done, 1 failed, 2 usage, 3 stopped with pending model calls.`,
 		a.reportOutcomeCmd(),
 		a.versionCmd(),
 	)
-	a.withBatches(root)
 	return root
 }
 

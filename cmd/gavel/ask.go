@@ -55,8 +55,8 @@ second identical ask is answered from the cache. PROMPT "-" reads standard input
 			return a.ask(cmd, argv[0], &f, cmd.Flags().Changed("temperature"), cmd.Flags().Changed("seed"))
 		},
 	}
+	a.withModel(cmd, &f.modelFlags, modelUse{})
 	fl := cmd.Flags()
-	f.modelFlags.register(fl)
 	fl.StringVar(&f.system, "system", "", "system message")
 	fl.StringVar(&f.schemaFile, "schema", "", "JSON Schema file: ask for a structured answer")
 	fl.StringVar(&f.schemaName, "schema-name", "answer", "name of the structured answer")

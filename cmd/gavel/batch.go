@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -335,141 +332,4 @@ func (a *app) batchCollectCmd() *cobra.Command {
 	cmd.Flags().StringVar(&baseURL, "base-url", "", "the provider's base URL (default OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the provider's)")
 	cmd.Flags().StringVar(&pricesFile, "prices", "", "price table overriding the built-in one (JSON)")
 	return cmd
-}
-
-// withBatches wraps every command that calls models so that --batch runs
-// it offline, and whenever it stops with requests pending, submits them to
-// the providers' batch APIs, waits for the batches to end, collects their
-// answers and runs it again, until it finishes.
-func (a *app) withBatches(root *cobra.Command) {
-	for _, c := range root.Commands() {
-		a.withBatches(c)
-		m := batchable[c.Flags()]
-		if m == nil || c.RunE == nil {
-			continue
-		}
-		run := c.RunE
-		c.RunE = func(cmd *cobra.Command, argv []string) error {
-			if m.queue {
-				switch m.queueMode {
-				case "own":
-					return run(cmd, argv)
-				case "none":
-					return usagef("--queue is not for %s", cmd.CommandPath())
-				}
-				return a.queueRounds(cmd, argv, m, run)
-			}
-			if !m.batch {
-				return run(cmd, argv)
-			}
-			if m.offline || m.dryRun {
-				return usagef("--batch runs offline stage by stage by itself: leave out --offline and --dry-run")
-			}
-			if m.batchPoll <= 0 {
-				return usagef("--batch-poll must be positive")
-			}
-			return offlineRounds(cmd, argv, m, run, func(round, pending int) error {
-				fmt.Fprintf(a.stderr, "batch round %d: %d requests pending\n", round, pending)
-				return a.batchRound(cmd.Context(), m)
-			})
-		}
-	}
-}
-
-// offlineRounds runs a command offline; whenever it stops with requests
-// pending, answer has them answered (by batch APIs, by the work queue)
-// and the command runs again, until it ends otherwise.
-func offlineRounds(cmd *cobra.Command, argv []string, m *modelFlags, run func(*cobra.Command, []string) error, answer func(round, pending int) error) error {
-	m.offline = true
-	for round := 1; ; round++ {
-		err := run(cmd, argv)
-		var se stoppedError
-		if !errors.As(err, &se) || se.why != "pending" {
-			return err
-		}
-		if err := answer(round, se.pending); err != nil {
-			return err
-		}
-	}
-}
-
-// batchRound submits every pending request to its provider's batch API
-// and waits until every batch has ended and been collected.
-func (a *app) batchRound(ctx context.Context, m *modelFlags) error {
-	db, err := a.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	apiFor := func(provider string) (llm.BatchAPI, error) {
-		base := ""
-		if p, _, _ := llm.ParseModel(m.model); p == provider {
-			base = m.baseURL
-		}
-		return batchAPI(provider, base)
-	}
-	providers := llm.BatchProviders(registry())
-	for _, provider := range providers {
-		api, err := apiFor(provider)
-		if err != nil {
-			return err
-		}
-		b, err := llm.SubmitPending(ctx, db.Cache(), db, registry(), api, provider)
-		if err != nil {
-			return err
-		}
-		if b != nil {
-			fmt.Fprintf(a.stderr, "submitted batch %s: %d requests to %s\n", b.ID, b.Requests, provider)
-		}
-	}
-	prices, err := llm.LoadPrices(m.prices)
-	if err != nil {
-		return err
-	}
-	imported, failed := 0, 0
-	for {
-		done, running, err := llm.CollectEnded(ctx, db.Cache(), db, registry(), prices, apiFor)
-		if err != nil {
-			return err
-		}
-		for _, c := range done {
-			imported += c.Import.Imported
-			failed += c.Import.Failed
-			fmt.Fprintf(a.stderr, "batch %s %s: %d answers imported, %d failed or expired (sent again next round)\n",
-				c.ID, c.Status, c.Import.Imported, c.Import.Failed)
-		}
-		if len(running) == 0 {
-			break
-		}
-		for _, r := range running {
-			fmt.Fprintf(a.stderr, "batch %s is %s: %d of %d done; next look in %s\n", r.ID, r.Status, r.Succeeded+r.Failed, r.Requests, m.batchPoll)
-		}
-		select {
-		case <-ctx.Done():
-			return stoppedError{err: fmt.Errorf("stopped while batches run (they go on at the provider; 'gavel batch collect' imports them): %w", ctx.Err()), why: "pending"}
-		case <-time.After(m.batchPoll):
-		}
-	}
-	if imported == 0 && failed > 0 {
-		return fmt.Errorf("--batch: the round's batches answered none of %d requests (see 'gavel batch status'); stopping rather than sending them again and again", failed)
-	}
-	// Requests that no batch API takes would loop for ever.
-	left := 0
-	busy, err := db.KeysInOpenBatches(ctx)
-	if err != nil {
-		return err
-	}
-	err = db.Cache().Pending(ctx, func(e *llm.Entry) error {
-		if !slices.Contains(providers, e.Provider) && !busy[e.Key] {
-			left++
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if left > 0 {
-		return fmt.Errorf("--batch: %d pending requests are for providers without a batch API", left)
-	}
-	return nil
 }

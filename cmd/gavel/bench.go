@@ -1,12 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -211,43 +210,10 @@ and the score levels are balanced.`,
 	fl.DurationVar(&timeout, "program-timeout", 10*time.Second, "wall-clock limit of one program's tests")
 	fl.StringVarP(&out, "output", "o", "", "benchmark file to write (JSONL)")
 	fl.BoolVar(&noCache, "no-exec-cache", false, "run every candidate again instead of reusing the results kept in the store")
-	mf.register(fl)
-	mf.queueMode = "own"
-	fl.Lookup("queue").Usage = "spread the problems over 'gavel worker' processes through the store's work queue (PostgreSQL); this command works units too"
-	mf.model = ""
-	fl.Lookup("model").DefValue = ""
-	fl.Lookup("model").Usage = "also compose model-applied rules, applied by this model (default: syntax rules only)"
+	a.withModel(cmd, &mf, modelUse{queue: queueOwn, optional: true,
+		queueUsage: "spread the problems over 'gavel worker' processes through the store's work queue (PostgreSQL); this command works units too",
+		modelUsage: "also compose model-applied rules, applied by this model (default: syntax rules only)"})
 	return cmd
-}
-
-func readBench(file string) ([]*bench.Program, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []*bench.Program
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var p bench.Program
-		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", file, n, err)
-		}
-		if p.ID == "" || p.Score < 0 || p.Score > 5 || p.Code == "" {
-			return nil, fmt.Errorf("%s:%d: a program needs id, code and a score from 0 to 5", file, n)
-		}
-		out = append(out, &p)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no programs", file)
-	}
-	return out, sc.Err()
 }
 
 func (a *app) benchRunCmd() *cobra.Command {
@@ -270,7 +236,7 @@ passed checks; a pointwise judge 5 x its weighted score.`,
 			if file == "" {
 				return usagef("bench run needs --bench BENCH.jsonl")
 			}
-			progs, err := readBench(file)
+			progs, err := bench.ReadPrograms(file)
 			if err != nil {
 				return err
 			}
@@ -339,8 +305,8 @@ passed checks; a pointwise judge 5 x its weighted score.`,
 			return nil
 		},
 	}
+	a.withModel(cmd, &mf, modelUse{})
 	fl := cmd.Flags()
-	mf.register(fl)
 	fl.StringVar(&file, "bench", "", "benchmark file from 'gavel bench build'")
 	fl.StringVar(&judgeName, "judge", "", "a judge to meta-evaluate (built-in or YAML)")
 	fl.StringSliceVar(&metricNames, "metrics", []string{"token_similarity", "ast_similarity", "compile_only"}, "built-in metrics to meta-evaluate")
@@ -353,7 +319,7 @@ passed checks; a pointwise judge 5 x its weighted score.`,
 // benchJudge judges every program and meta-evaluates the judge.
 func (a *app) benchJudge(ctx context.Context, mf *modelFlags, s *judge.Spec, progs []*bench.Program, boot metrics.BootstrapOptions) (*bench.MetaEval, error) {
 	if s.Kind == judge.Pairwise {
-		return nil, usagef("a pairwise judge compares two programs; bench run scores one at a time")
+		return nil, usagef("--judge %s: a pairwise judge compares two programs; bench run scores one at a time", s.Name)
 	}
 	db, err := a.openStore(ctx)
 	if err != nil {
@@ -364,56 +330,19 @@ func (a *app) benchJudge(ctx context.Context, mf *modelFlags, s *judge.Spec, pro
 	if err != nil {
 		return nil, err
 	}
-	rs := make([]*record.Record, len(progs))
-	for i, p := range progs {
-		rs[i] = &record.Record{ID: p.ID, Task: "Complete this " + p.Lang + " function so that it does what its documentation says:\n\n" + p.Prompt,
-			Candidate: p.Code, Reference: p.Reference}
+	prog := a.newProgress("bench run: programs judged", len(progs))
+	res, err := bench.JudgePrograms(ctx, svc, s, mf.model, progs, bench.JudgeOptions{Concurrency: mf.concurrency, Progress: func(d, _ int) { prog.update(d) }})
+	prog.done()
+	if err != nil {
+		return nil, stopped(err, svc.Stats().Pending)
 	}
-	var vs map[string]judge.Verdict
-	if s.Kind == judge.Binary || s.Kind == judge.Rubric {
-		prog := a.newProgress("bench run: programs judged", len(progs))
-		res, err := judge.Run(ctx, svc, s, mf.model, rs, judge.RunOptions{Concurrency: mf.concurrency, Progress: func(d, _ int) { prog.update(d) }})
-		prog.done()
-		if err != nil {
-			return nil, stopped(err, svc.Stats().Pending)
-		}
-		if res.Pending > 0 {
-			return nil, stopped(llm.ErrPending, res.Pending)
-		}
-		vs = map[string]judge.Verdict{}
-		for _, v := range res.Verdicts {
-			vs[v.RecordID] = v
-		}
-	} else {
-		vs = map[string]judge.Verdict{}
-		for _, r := range rs {
-			req, err := s.Request(mf.model, judge.Input{Instruction: r.Task, Candidate: r.Candidate})
-			if err != nil {
-				return nil, err
-			}
-			resp, err := svc.Complete(ctx, req)
-			if err != nil {
-				return nil, stopped(err, svc.Stats().Pending)
-			}
-			vs[r.ID] = s.ParseAnswer(resp)
-		}
+	if res.Pending > 0 {
+		return nil, stopped(llm.ErrPending, res.Pending)
 	}
-	pred := make([]float64, len(progs))
-	for i, p := range progs {
-		v := vs[p.ID]
-		switch {
-		case v.Outcome == judge.Invalid:
-			pred[i] = math.NaN()
-		case s.Kind == judge.Binary && v.Outcome == judge.Pass:
-			pred[i] = 5
-		case s.Kind == judge.Binary:
-			pred[i] = 0
-		case s.Kind == judge.Rubric:
-			pred[i] = 5 * v.Score / float64(len(s.Checks))
-		default:
-			pred[i] = 5 * v.Score
-		}
+	if len(res.Failed) > 0 {
+		return nil, stopped(fmt.Errorf("%d of %d programs could not be judged: %w", len(res.Failed), len(progs), errors.Join(res.Failed...)), 0)
 	}
+	pred := res.Pred
 	a.printCalls(svc.Stats())
 	return bench.MetaEvaluate(s.Name+" with "+mf.model, progs, pred, boot), nil
 }

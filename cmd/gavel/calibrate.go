@@ -109,7 +109,7 @@ information gap when it abstains on most failures.`,
 			return nil
 		},
 	}
-	f.register(cmd)
+	f.register(a, cmd)
 	cmd.Flags().StringVar(&teacherModel, "teacher-model", "", "teacher model (default --model)")
 	return cmd
 }
@@ -185,7 +185,7 @@ A killed run resumes from the cache; --offline stops at each stage boundary.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.calibrate(cmd, &f) },
 	}
-	f.register(cmd)
+	f.register(a, cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&f.teacherModel, "teacher-model", "", "teacher model (default --model); several, comma-separated (openai:A,anthropic:B), make a panel")
 	fl.StringVar(&f.quorum, "teacher-quorum", "all", "with several teacher models: how many must agree to keep or correct a label: all, majority or a number")
@@ -627,7 +627,7 @@ func (a *app) noiseCmd() *cobra.Command {
 			return nil
 		},
 	}
-	f.register(cmd)
+	f.register(a, cmd)
 	cmd.Flags().StringVar(&teacherModel, "teacher-model", "", "teacher model (default --model)")
 	cmd.Flags().Float64Var(&flip, "flip", 0.25, "share of labels to flip")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the flips")
@@ -662,8 +662,8 @@ the promotion gate measured (--fail-on-alert exits 1 then).`,
 				}
 				return a.liveDrift(ctx, f.judge, f.model, by, resamples, failOnAlert)
 			}
-			if by != "month" {
-				return usagef("--by: only month is supported")
+			if err := refine.CheckWindow(by); err != nil {
+				return usagef("--by: %v", err)
 			}
 			if len(versions) == 0 {
 				return usagef("--judge-versions V1,V2 is needed (hashes from 'gavel prompts list')")
@@ -712,7 +712,7 @@ the promotion gate measured (--fail-on-alert exits 1 then).`,
 			if pending != nil {
 				return pending
 			}
-			ws, err := refine.Drift(specs, f.model, rs, all, metrics.BootstrapOptions{Resamples: resamples})
+			ws, err := refine.Drift(specs, f.model, rs, by, all, metrics.BootstrapOptions{Resamples: resamples})
 			if err != nil {
 				return err
 			}
@@ -720,13 +720,17 @@ the promotion gate measured (--fail-on-alert exits 1 then).`,
 				return a.writeJSON(map[string]any{"windows": ws, "versions": versions, "simulated": isSim(f.model)})
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "%smonth\trecords", simTag(f.model))
+			fmt.Fprintf(tw, "%s%s\trecords", simTag(f.model), by)
 			for _, s := range specs {
 				fmt.Fprintf(tw, "\t%s %.8s", s.Name, s.Version())
 			}
 			fmt.Fprintln(tw)
 			for _, w := range ws {
-				fmt.Fprintf(tw, "%s\t%d", w.Start.Format("2006-01"), w.N)
+				start := w.Start.Format("2006-01")
+				if by == refine.ByWeek {
+					start = w.Start.Format("2006-01-02")
+				}
+				fmt.Fprintf(tw, "%s\t%d", start, w.N)
 				for _, s := range specs {
 					fg := w.Pi[s.Version()]
 					fmt.Fprintf(tw, "\t%s %s", fg.Value, fg.CI)
@@ -736,9 +740,9 @@ the promotion gate measured (--fail-on-alert exits 1 then).`,
 			return tw.Flush()
 		},
 	}
-	f.register(cmd)
+	f.register(a, cmd)
 	cmd.Flags().StringSliceVar(&versions, "judge-versions", nil, "prompt versions to compare (hash prefixes)")
-	cmd.Flags().StringVar(&by, "by", "month", "time window: month (or week, with --live; its default)")
+	cmd.Flags().StringVar(&by, "by", "month", "time window: month or week (with --live, week by default)")
 	cmd.Flags().IntVar(&resamples, "resamples", 2000, "bootstrap resamples per window")
 	cmd.Flags().BoolVar(&live, "live", false, "the service's drift monitor: the active version of --judge against the outcomes that arrived")
 	cmd.Flags().BoolVar(&failOnAlert, "fail-on-alert", false, "with --live, exit 1 when the monitor is in alert")

@@ -38,9 +38,9 @@ func first(rs []*record.Record, limit int) []*record.Record {
 	return rs
 }
 
-func (f *judgeFlags) register(cmd *cobra.Command) {
+func (f *judgeFlags) register(a *app, cmd *cobra.Command) {
+	a.withModel(cmd, &f.modelFlags, modelUse{})
 	fl := cmd.Flags()
-	f.modelFlags.register(fl)
 	fl.StringVar(&f.judge, "judge", "passfail", "judge: a built-in ("+strings.Join(judge.Builtins(), ", ")+") or a YAML spec file")
 	fl.StringVar(&f.split, "split", "", "records to judge: NAME:PART of a split made with 'gavel split'")
 	fl.StringSliceVar(&f.inputs, "inputs", nil, "what the judge sees, e.g. task,candidate (default: the judge's own; add context.KEY for context entries)")
@@ -272,7 +272,7 @@ counted, never mapped to pass or fail. A rerun answers from the cache.`,
 			return nil
 		},
 	}
-	f.register(cmd)
+	f.register(a, cmd)
 	return cmd
 }
 
@@ -388,7 +388,7 @@ paired interval of the difference. --report FILE.html writes a page with charts.
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.eval(cmd, &f) },
 	}
-	f.register(cmd)
+	f.register(a, cmd)
 	fl := cmd.Flags()
 	fl.IntVar(&f.threshold, "threshold", 0, "rubric pass threshold (default: the judge's)")
 	fl.StringVar(&f.tuneOn, "tune-threshold-on", "", "pick the rubric threshold on this split part (NAME:PART)")

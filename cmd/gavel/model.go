@@ -42,20 +42,25 @@ type modelFlags struct {
 	dryRun      bool
 	batch       bool
 	batchPoll   time.Duration
-	// queue runs the command through the work queue; queueMode is "" (the
-	// generic way: pending requests become units), "own" (the command
-	// enqueues units of its own) or "none" (refused).
+	// queue runs the command through the work queue, as queueMode says.
 	queue     bool
-	queueMode string
+	queueMode queueMode
 	q         queueFlags
 }
 
-// batchable maps a command's flag set to its model flags, so that --batch
-// can wrap the command (see withBatches).
-var batchable = map[*pflag.FlagSet]*modelFlags{}
-
-func (m *modelFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&m.model, "model", os.Getenv("GAVEL_MODEL"), "model as PROVIDER:NAME: openai:NAME (any OpenAI-compatible server), anthropic:NAME, or sim (the simulated model); required (env GAVEL_MODEL)")
+// register adds the model flags to fl, as use says (commands register them
+// through withModel, which also runs them through the rounds driver).
+func (m *modelFlags) register(fl *pflag.FlagSet, use modelUse) {
+	m.queueMode = use.queue
+	modelUsage := "model as PROVIDER:NAME: openai:NAME (any OpenAI-compatible server), anthropic:NAME, or sim (the simulated model); required (env GAVEL_MODEL)"
+	model := os.Getenv("GAVEL_MODEL")
+	if use.modelUsage != "" {
+		modelUsage = use.modelUsage
+	}
+	if use.optional {
+		model = ""
+	}
+	fl.StringVar(&m.model, "model", model, modelUsage)
 	fl.BoolVar(&m.simOnReal, "sim-on-real", false, "let the simulated model (sim) judge records the simulated world did not make; its outputs say so, and are no evidence about any real model")
 	fl.StringVar(&m.baseURL, "base-url", "", "base URL of the model's server, e.g. http://127.0.0.1:8000/v1 for vLLM (default OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the provider's)")
 	fl.IntVar(&m.concurrency, "concurrency", 8, "model calls in flight per provider")
@@ -69,8 +74,11 @@ func (m *modelFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&m.prices, "prices", os.Getenv("GAVEL_PRICES"), "price table overriding the built-in one (JSON; env GAVEL_PRICES)")
 	fl.BoolVar(&m.batch, "batch", false, "run through the providers' batch APIs, stage by stage: each stage's requests go out as one batch (half price), and the command goes on when it has ended")
 	fl.DurationVar(&m.batchPoll, "batch-poll", time.Minute, "with --batch, how often to ask whether a batch has ended")
-	batchable[fl] = m
-	fl.BoolVar(&m.queue, "queue", false, "spread the work over 'gavel worker' processes through the store's work queue (PostgreSQL): each stage's model calls become units; this command works units too")
+	queueUsage := "spread the work over 'gavel worker' processes through the store's work queue (PostgreSQL): each stage's model calls become units; this command works units too"
+	if use.queueUsage != "" {
+		queueUsage = use.queueUsage
+	}
+	fl.BoolVar(&m.queue, "queue", false, queueUsage)
 	m.q.register(fl)
 	fl.BoolVar(&m.dryRun, "dry-run", false, "send nothing: print the calls by role and stage, how many the cache answers, the estimated tokens and the cost range (judge, eval, teach, calibrate, acr)")
 }
@@ -145,6 +153,16 @@ func (m *modelFlags) service(db store.Store, reg *llm.Registry) (*llm.Service, e
 	return llm.NewService(reg, db.Cache(), opts), nil
 }
 
+// modelRouter routes each model to a service built from m's settings, at
+// the base URL it is routed to.
+func modelRouter(db store.Store, reg *llm.Registry, m modelFlags) *llm.Router {
+	return &llm.Router{New: func(model, baseURL string) (*llm.Service, error) {
+		mf := m
+		mf.model, mf.baseURL = model, baseURL
+		return mf.service(db, reg)
+	}}
+}
+
 // stoppedError is a stop at a stage boundary with model calls pending,
 // the budget reached or a provider failing for reasons that pass: exit
 // code 3, and a rerun resumes.
@@ -158,6 +176,12 @@ type stoppedError struct {
 
 func (e stoppedError) Error() string { return e.err.Error() }
 func (e stoppedError) Unwrap() error { return e.err }
+
+// Is makes a stop with calls pending llm.ErrPending, for the rounds driver.
+func (e stoppedError) Is(target error) bool { return target == llm.ErrPending && e.why == "pending" }
+
+// PendingCalls implements llm.PendingCounter.
+func (e stoppedError) PendingCalls() int { return e.pending }
 
 // stopped turns pending and budget errors into a stop with advice.
 func stopped(err error, pending int) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -14,17 +15,22 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/server"
+	"github.com/gavelhq/gavel/store"
 )
+
+// gavel's store is what the service keeps.
+var _ server.Store = store.Store(nil)
 
 func (a *app) serveCmd() *cobra.Command {
 	var m modelFlags
 	var addr string
 	var cfg server.Config
 	var recal bool
-	var ropt server.RecalibrateOptions
+	var ropt deploy.RecalibrateOptions
 	var hookSecret, githubURL string
 	cmd := &cobra.Command{
 		Use:   "serve --addr HOST:PORT --model M",
@@ -67,6 +73,7 @@ gracefully on SIGINT or SIGTERM.`,
 					return err
 				}
 			}
+			cfg.Log = slog.New(slog.NewTextHandler(a.stderr, nil))
 			srv, err := server.New(cfg)
 			if err != nil {
 				return err
@@ -76,14 +83,15 @@ gracefully on SIGINT or SIGTERM.`,
 				return usagef("--addr %s: %v", addr, err)
 			}
 			if recal {
-				go srv.Monitor(ctx, ropt)
+				mon := &deploy.Monitor{Store: db, Client: svc, Model: m.model, Log: cfg.Log,
+					Boot: metrics.BootstrapOptions{Resamples: cfg.Resamples, Seed: cfg.Seed}}
+				go mon.Run(ctx, ropt)
 			}
 			fmt.Fprintf(a.stderr, "listening on http://%s\n", ln.Addr())
 			return srv.Serve(ctx, ln)
 		},
 	}
-	m.register(cmd.Flags())
-	m.queueMode = "none"
+	a.withModel(cmd, &m, modelUse{queue: queueRefused})
 	fl := cmd.Flags()
 	fl.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on, HOST:PORT (port 0: any free port)")
 	fl.Int64Var(&cfg.BodyLimit, "body-limit", 1<<20, "largest request body, in bytes")
@@ -112,14 +120,14 @@ func (a *app) tokenCmd() *cobra.Command {
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if scope == "" {
-				return usagef("--scope is required: one of %s", strings.Join(server.Scopes, ", "))
+				return usagef("--scope is required: one of %s", strings.Join(deploy.Scopes, ", "))
 			}
 			db, err := a.openStore(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			secret, t, err := server.CreateToken(cmd.Context(), db, scope, name)
+			secret, t, err := deploy.CreateToken(cmd.Context(), db, scope, name)
 			if err != nil {
 				return usageError{err}
 			}
@@ -185,7 +193,7 @@ func (a *app) tokenCmd() *cobra.Command {
 
 func (a *app) promoteCmd() *cobra.Command {
 	var m modelFlags
-	var opt server.PromoteOptions
+	var opt deploy.PromoteOptions
 	var resamples int
 	var seed uint64
 	cmd := &cobra.Command{
@@ -225,7 +233,7 @@ interval. --force --reason TEXT overrides the gate; both are recorded.`,
 				}
 				p.update(done)
 			}
-			act, ev, err := server.Promote(ctx, db, svc, m.model, argv[0], argv[1], opt)
+			act, ev, err := deploy.Promote(ctx, db, svc, m.model, argv[0], argv[1], opt)
 			if p != nil {
 				p.done()
 			}
@@ -237,8 +245,11 @@ interval. --force --reason TEXT overrides the gate; both are recorded.`,
 					return werr
 				}
 			}
-			if errors.Is(err, server.ErrGateRefused) {
+			if errors.Is(err, deploy.ErrGateRefused) {
 				return gateError{fmt.Errorf("%s%w", simTag(m.model), err)}
+			}
+			if deploy.ErrorCode(err) == deploy.Invalid && strings.Contains(err.Error(), "give the split") {
+				err = fmt.Errorf("%w (--split NAME)", err)
 			}
 			if err != nil {
 				return stopped(err, svc.Stats().Pending)
@@ -247,7 +258,7 @@ interval. --force --reason TEXT overrides the gate; both are recorded.`,
 			return nil
 		},
 	}
-	m.register(cmd.Flags())
+	a.withModel(cmd, &m, modelUse{})
 	cmd.Flags().StringVar(&opt.Split, "split", "", "split whose test part the gate evaluates on (default: the one its calibration used)")
 	cmd.Flags().BoolVar(&opt.Force, "force", false, "activate the version whatever the gate says (needs --reason)")
 	cmd.Flags().StringVar(&opt.Reason, "reason", "", "why: recorded in the audit trail")
@@ -278,9 +289,12 @@ func (a *app) rollbackCmd() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			act, err := server.Rollback(cmd.Context(), db, argv[0], actor(), reason)
+			act, err := deploy.Rollback(cmd.Context(), db, argv[0], actor(), reason)
+			if deploy.ErrorCode(err) != "" {
+				return usageError{err} // nothing to roll back to: exit 2, as always
+			}
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			if a.json {
 				return a.writeJSON(map[string]any{"activation": act})
@@ -466,7 +480,7 @@ func (a *app) liveDrift(ctx context.Context, judgeName, model, by string, resamp
 		return err
 	}
 	defer db.Close()
-	rep, err := server.Drift(ctx, db, judgeName, model, by, metrics.BootstrapOptions{Resamples: resamples, Seed: 1})
+	rep, err := deploy.Drift(ctx, db, judgeName, model, by, metrics.BootstrapOptions{Resamples: resamples, Seed: 1})
 	if err != nil {
 		return usageError{err}
 	}

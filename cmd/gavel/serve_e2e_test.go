@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/record"
-	"github.com/gavelhq/gavel/server"
 	"github.com/gavelhq/gavel/store/sqlite"
 )
 
@@ -144,7 +144,7 @@ func TestServeGateAndOutcome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = st.SaveReview(context.Background(), &server.Review{ChangeID: "acme/app#42", Reviewer: "ann", Verdict: record.Pass})
+	err = st.SaveReview(context.Background(), &deploy.Review{ChangeID: "acme/app#42", Reviewer: "ann", Verdict: record.Pass})
 	st.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,40 +41,6 @@ func (q *queueFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&q.rescueAfter, "rescue-after", 0, "with the work queue, hand on a unit still running after this long (default --unit-timeout + 5m; a unit of a process that died is handed on at once)")
 }
 
-// services makes the model services of the units a process works: one
-// per provider and server, with the process's own keys, limits and prices.
-type services struct {
-	mu  sync.Mutex
-	m   modelFlags
-	db  store.Store
-	svc map[string]*llm.Service
-}
-
-func (s *services) client(model, baseURL string) (llm.Client, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	provider, _, err := llm.ParseModel(model)
-	if err != nil {
-		return nil, err
-	}
-	key := provider + "\x00" + baseURL
-	if svc := s.svc[key]; svc != nil {
-		return svc, nil
-	}
-	m := s.m
-	m.model, m.baseURL = model, baseURL
-	m.offline, m.dryRun, m.batch, m.noCache, m.maxCost = false, false, false, false, 0
-	svc, err := m.service(s.db, registry())
-	if err != nil {
-		return nil, err
-	}
-	if s.svc == nil {
-		s.svc = map[string]*llm.Service{}
-	}
-	s.svc[key] = svc
-	return svc, nil
-}
-
 // startQueue starts this process's runner in the store's work queue,
 // working up to jobs units with the model settings of m; stop cancels the
 // units in hand (they run again elsewhere) and frees the runner.
@@ -84,8 +49,11 @@ func startQueue(ctx context.Context, db store.Store, jobs int, m modelFlags, q q
 	if err != nil {
 		return nil, nil, err
 	}
-	svcs := &services{m: m, db: db}
-	env := &queue.Env{Results: db.BenchResults(), Cache: db.Cache(), Executions: db.Executions(), Model: svcs.client,
+	// The units' model calls go out with this process's keys, limits and
+	// prices, never offline nor past the cache.
+	m.offline, m.dryRun, m.batch, m.noCache, m.maxCost = false, false, false, false, 0
+	router := modelRouter(db, registry(), m)
+	env := &queue.Env{Results: db.BenchResults(), Cache: db.Cache(), Executions: db.Executions(), Model: router.Client,
 		Load: func(path, lang string) ([]*problems.Problem, error) { return loadProblems(path, lang) }}
 	r, err := queue.Start(ctx, sqlDB, env, jobs, queue.Options{UnitTimeout: q.unitTimeout, RescueAfter: q.rescueAfter})
 	if err != nil {
@@ -156,25 +124,6 @@ marks it alive; the other processes hand its units on within seconds.`,
 	fl.StringVar(&m.prices, "prices", os.Getenv("GAVEL_PRICES"), "price table overriding the built-in one (JSON; env GAVEL_PRICES)")
 	q.register(fl)
 	return cmd
-}
-
-// queueRounds runs a model-driven command through the work queue: offline,
-// and whenever it stops with requests pending, it enqueues one unit per
-// pending request, works units itself beside any workers, waits until all
-// have ended, and runs again, until it finishes.
-func (a *app) queueRounds(cmd *cobra.Command, argv []string, m *modelFlags, run func(*cobra.Command, []string) error) error {
-	ctx := cmd.Context()
-	if err := m.checkQueue(); err != nil {
-		return err
-	}
-	return offlineRounds(cmd, argv, m, run, func(round, _ int) error {
-		db, err := a.openStore(ctx)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		return a.queueRound(ctx, db, m, round)
-	})
 }
 
 // checkQueue refuses what --queue cannot go with.

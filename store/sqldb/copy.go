@@ -7,52 +7,41 @@ import (
 	"strings"
 )
 
-// copyTables are the tables a copy moves, parents before children, each
-// with the order its rows go in (so that serial numbers and lineage keep
-// their order). Claims on requests are transient and stay behind.
-var copyTables = []struct{ name, order string }{
-	{"records", "seq"},
-	{"splits", "name"},
-	{"split_members", "split, record_id"},
-	{"llm_cache", "key"},
-	{"prompt_versions", "created_at, hash"}, // a parent is saved before its children
-	{"verdicts", "record_id, prompt, model"},
-	{"teacher_decisions", "record_id, prompt, model"},
-	{"calibrations", "id"},
-	{"executions", "key"},
-	{"changes", "id"},
-	{"change_verdicts", "change_id, prompt, model"},
-	{"activations", "seq"},
-	{"tokens", "id"},
-	{"reviews", "change_id, reviewer"},
-	{"batches", "submitted_at, id"},
-	{"batch_requests", "batch_id, key"},
-	{"record_outcomes", "record_id, version"},
-	{"http_etags", "url"},
-	{"webhook_deliveries", "received_at, id"},
-}
-
 // Copy copies every row of one store into another, empty one (of either
 // database), in one transaction of the target: a failed copy leaves it
-// empty. progress, when set, is told each table's rows.
+// empty. It moves every table of Schema with a CopyOrder. progress, when
+// set, is told each table's rows.
 func Copy(ctx context.Context, from, to *DB, progress func(table string, rows int)) error {
-	for _, t := range copyTables {
+	var tables []Table
+	for _, t := range Schema {
+		if t.CopyOrder != "" {
+			tables = append(tables, t)
+		}
+	}
+	// Both stores have the schema of this gavel (their migrations ran on
+	// opening): a difference would lose or misplace data.
+	for _, db := range []*DB{from, to} {
+		if err := db.CheckSchema(ctx); err != nil {
+			return fmt.Errorf("copy: %w", err)
+		}
+	}
+	for _, t := range tables {
 		var n int
-		if err := to.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+t.name).Scan(&n); err != nil {
+		if err := to.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+t.Name).Scan(&n); err != nil {
 			return fmt.Errorf("copy: target %s: %w", to.where, err)
 		}
 		if n > 0 {
-			return fmt.Errorf("copy: the target store %s is not empty (its table %s has %d rows): copy into a new store", to.where, t.name, n)
+			return fmt.Errorf("copy: the target store %s is not empty (its table %s has %d rows): copy into a new store", to.where, t.Name, n)
 		}
 	}
 	return to.inTx(ctx, func(tx *sql.Tx) error {
-		for _, t := range copyTables {
-			n, err := copyTable(ctx, from, tx, t.name, t.order)
+		for _, t := range tables {
+			n, err := copyTable(ctx, from, tx, t.Name, t.CopyOrder)
 			if err != nil {
-				return fmt.Errorf("copy %s: %w", t.name, err)
+				return fmt.Errorf("copy %s: %w", t.Name, err)
 			}
 			if progress != nil {
-				progress(t.name, n)
+				progress(t.Name, n)
 			}
 		}
 		for _, q := range to.dialect.AfterCopy {

@@ -10,12 +10,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/record"
-	"github.com/gavelhq/gavel/server"
 )
 
-var _ server.Store = (*DB)(nil)
+var _ deploy.Store = (*DB)(nil)
 
 func parseTime(s string) time.Time {
 	t, _ := time.Parse(time.RFC3339Nano, s)
@@ -34,17 +34,17 @@ func (db *DB) SaveCalibration(ctx context.Context, judgeName, selected, split, m
 	return err
 }
 
-// Calibrations implements server.Store.
-func (db *DB) Calibrations(ctx context.Context, judgeName string) ([]server.Calibration, error) {
+// Calibrations implements deploy.Store.
+func (db *DB) Calibrations(ctx context.Context, judgeName string) ([]deploy.Calibration, error) {
 	rows, err := db.db.QueryContext(ctx, `SELECT id, judge, selected, split, model, result, created_at FROM calibrations
 		WHERE $1 = '' OR judge = $2 ORDER BY id`, judgeName, judgeName)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []server.Calibration
+	var out []deploy.Calibration
 	for rows.Next() {
-		var c server.Calibration
+		var c deploy.Calibration
 		var result, at string
 		if err := rows.Scan(&c.ID, &c.Judge, &c.Selected, &c.Split, &c.Model, &result, &at); err != nil {
 			return nil, err
@@ -66,7 +66,7 @@ func (db *DB) Calibrations(ctx context.Context, judgeName string) ([]server.Cali
 	return out, rows.Err()
 }
 
-func changeHash(c *server.Change) (string, []byte, error) {
+func changeHash(c *deploy.Change) (string, []byte, error) {
 	body, err := json.Marshal(struct {
 		Task      string            `json:"task"`
 		Candidate string            `json:"candidate"`
@@ -80,8 +80,8 @@ func changeHash(c *server.Change) (string, []byte, error) {
 	return hex.EncodeToString(h[:]), body, nil
 }
 
-// SaveChange implements server.Store.
-func (db *DB) SaveChange(ctx context.Context, c *server.Change) error {
+// SaveChange implements deploy.Store.
+func (db *DB) SaveChange(ctx context.Context, c *deploy.Change) error {
 	hash, body, err := changeHash(c)
 	if err != nil {
 		return err
@@ -103,10 +103,10 @@ func (db *DB) SaveChange(ctx context.Context, c *server.Change) error {
 	})
 }
 
-// Change implements server.Store.
-func (db *DB) Change(ctx context.Context, id string) (*server.Change, error) {
+// Change implements deploy.Store.
+func (db *DB) Change(ctx context.Context, id string) (*deploy.Change, error) {
 	var inputs, at string
-	c := &server.Change{ID: id}
+	c := &deploy.Change{ID: id}
 	err := db.db.QueryRowContext(ctx, `SELECT inputs, grp, created_at FROM changes WHERE id = $1`, id).Scan(&inputs, &c.Group, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("change %q: %w", id, record.ErrNotFound)
@@ -121,7 +121,7 @@ func (db *DB) Change(ctx context.Context, id string) (*server.Change, error) {
 	return c, nil
 }
 
-// SaveChangeVerdict implements server.Store.
+// SaveChangeVerdict implements deploy.Store.
 func (db *DB) SaveChangeVerdict(ctx context.Context, judgeName string, v *judge.Verdict) error {
 	body, err := json.Marshal(v)
 	if err != nil {
@@ -138,7 +138,7 @@ func (db *DB) SaveChangeVerdict(ctx context.Context, judgeName string, v *judge.
 	return nil
 }
 
-// ChangeVerdict implements server.Store.
+// ChangeVerdict implements deploy.Store.
 func (db *DB) ChangeVerdict(ctx context.Context, changeID, prompt, model string) (*judge.Verdict, error) {
 	var body string
 	err := db.db.QueryRowContext(ctx, `SELECT body FROM change_verdicts WHERE change_id = $1 AND prompt = $2 AND model = $3`,
@@ -156,8 +156,8 @@ func (db *DB) ChangeVerdict(ctx context.Context, changeID, prompt, model string)
 	return &v, nil
 }
 
-// ChangeVerdicts implements server.Store.
-func (db *DB) ChangeVerdicts(ctx context.Context, f server.VerdictFilter) ([]server.ChangeVerdict, error) {
+// ChangeVerdicts implements deploy.Store.
+func (db *DB) ChangeVerdicts(ctx context.Context, f deploy.VerdictFilter) ([]deploy.ChangeVerdict, error) {
 	rows, err := db.db.QueryContext(ctx, `SELECT judge, body, created_at FROM change_verdicts
 		WHERE ($1 = '' OR judge = $1) AND ($2 = '' OR prompt = $2) AND ($3 = '' OR model = $3) AND ($4 = '' OR change_id = $4)
 		ORDER BY created_at DESC, change_id`+limitClause(f.Limit), f.Judge, f.Prompt, f.Model, f.ChangeID)
@@ -165,9 +165,9 @@ func (db *DB) ChangeVerdicts(ctx context.Context, f server.VerdictFilter) ([]ser
 		return nil, err
 	}
 	defer rows.Close()
-	var out []server.ChangeVerdict
+	var out []deploy.ChangeVerdict
 	for rows.Next() {
-		var cv server.ChangeVerdict
+		var cv deploy.ChangeVerdict
 		var body, at string
 		if err := rows.Scan(&cv.Judge, &body, &at); err != nil {
 			return nil, err
@@ -181,8 +181,8 @@ func (db *DB) ChangeVerdicts(ctx context.Context, f server.VerdictFilter) ([]ser
 	return out, rows.Err()
 }
 
-// JudgedRecords implements server.Store.
-func (db *DB) JudgedRecords(ctx context.Context, f server.VerdictFilter) ([]server.JudgedRecord, error) {
+// JudgedRecords implements deploy.Store.
+func (db *DB) JudgedRecords(ctx context.Context, f deploy.VerdictFilter) ([]deploy.JudgedRecord, error) {
 	// A record's outcome is its latest, and so is the time it is ordered by.
 	rows, err := db.db.QueryContext(ctx, `SELECT v.judge, v.body, r.body, o.body FROM change_verdicts v JOIN records r ON r.id = v.change_id`+latestOutcome+`
 		WHERE ($1 = '' OR v.judge = $1) AND ($2 = '' OR v.prompt = $2) AND ($3 = '' OR v.model = $3) AND ($4 = '' OR v.change_id = $4)
@@ -191,9 +191,9 @@ func (db *DB) JudgedRecords(ctx context.Context, f server.VerdictFilter) ([]serv
 		return nil, err
 	}
 	defer rows.Close()
-	var out []server.JudgedRecord
+	var out []deploy.JudgedRecord
 	for rows.Next() {
-		var jr server.JudgedRecord
+		var jr deploy.JudgedRecord
 		var vb, rb string
 		var later sql.NullString
 		if err := rows.Scan(&jr.Judge, &vb, &rb, &later); err != nil {
@@ -214,8 +214,8 @@ func (db *DB) JudgedRecords(ctx context.Context, f server.VerdictFilter) ([]serv
 	return out, rows.Err()
 }
 
-// Activate implements server.Store.
-func (db *DB) Activate(ctx context.Context, a *server.Activation) error {
+// Activate implements deploy.Store.
+func (db *DB) Activate(ctx context.Context, a *deploy.Activation) error {
 	var evidence any
 	if a.Evidence != nil {
 		b, err := json.Marshal(a.Evidence)
@@ -231,7 +231,7 @@ func (db *DB) Activate(ctx context.Context, a *server.Activation) error {
 			return err
 		}
 		if active != a.Previous {
-			return fmt.Errorf("judge %s: %w (now %.12s)", a.Judge, server.ErrActiveChanged, active)
+			return fmt.Errorf("judge %s: %w (now %.12s)", a.Judge, deploy.ErrActiveChanged, active)
 		}
 		now := db.Now().UTC()
 		err = tx.QueryRowContext(ctx, `INSERT INTO activations (judge, version, previous, action, actor, reason, evidence, created_at)
@@ -245,23 +245,23 @@ func (db *DB) Activate(ctx context.Context, a *server.Activation) error {
 	})
 }
 
-// Activations implements server.Store.
-func (db *DB) Activations(ctx context.Context, judgeName string) ([]server.Activation, error) {
+// Activations implements deploy.Store.
+func (db *DB) Activations(ctx context.Context, judgeName string) ([]deploy.Activation, error) {
 	rows, err := db.db.QueryContext(ctx, `SELECT seq, judge, version, previous, action, actor, reason, COALESCE(evidence, ''), created_at
 		FROM activations WHERE $1 = '' OR judge = $2 ORDER BY seq`, judgeName, judgeName)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []server.Activation
+	var out []deploy.Activation
 	for rows.Next() {
-		var a server.Activation
+		var a deploy.Activation
 		var evidence, at string
 		if err := rows.Scan(&a.Seq, &a.Judge, &a.Version, &a.Previous, &a.Action, &a.Actor, &a.Reason, &evidence, &at); err != nil {
 			return nil, err
 		}
 		if evidence != "" {
-			a.Evidence = &server.Evidence{}
+			a.Evidence = &deploy.Evidence{}
 			if err := json.Unmarshal([]byte(evidence), a.Evidence); err != nil {
 				return nil, fmt.Errorf("activation %d: %w", a.Seq, err)
 			}
@@ -272,8 +272,8 @@ func (db *DB) Activations(ctx context.Context, judgeName string) ([]server.Activ
 	return out, rows.Err()
 }
 
-// SaveToken implements server.Store.
-func (db *DB) SaveToken(ctx context.Context, t *server.Token) error {
+// SaveToken implements deploy.Store.
+func (db *DB) SaveToken(ctx context.Context, t *deploy.Token) error {
 	t.CreatedAt = db.Now().UTC()
 	_, err := db.db.ExecContext(ctx, `INSERT INTO tokens (id, name, scope, hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
 		t.ID, t.Name, t.Scope, t.Hash, t.CreatedAt.Format(time.RFC3339Nano))
@@ -282,8 +282,8 @@ func (db *DB) SaveToken(ctx context.Context, t *server.Token) error {
 
 const tokenColumns = `id, name, scope, hash, created_at, COALESCE(revoked_at, '')`
 
-func scanToken(scan func(...any) error) (*server.Token, error) {
-	var t server.Token
+func scanToken(scan func(...any) error) (*deploy.Token, error) {
+	var t deploy.Token
 	var at, revoked string
 	if err := scan(&t.ID, &t.Name, &t.Scope, &t.Hash, &at, &revoked); err != nil {
 		return nil, err
@@ -295,8 +295,8 @@ func scanToken(scan func(...any) error) (*server.Token, error) {
 	return &t, nil
 }
 
-// Token implements server.Store.
-func (db *DB) Token(ctx context.Context, id string) (*server.Token, error) {
+// Token implements deploy.Store.
+func (db *DB) Token(ctx context.Context, id string) (*deploy.Token, error) {
 	t, err := scanToken(db.db.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE id = $1`, id).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("token %q: %w", id, record.ErrNotFound)
@@ -304,14 +304,14 @@ func (db *DB) Token(ctx context.Context, id string) (*server.Token, error) {
 	return t, err
 }
 
-// Tokens implements server.Store.
-func (db *DB) Tokens(ctx context.Context) ([]server.Token, error) {
+// Tokens implements deploy.Store.
+func (db *DB) Tokens(ctx context.Context) ([]deploy.Token, error) {
 	rows, err := db.db.QueryContext(ctx, `SELECT `+tokenColumns+` FROM tokens ORDER BY created_at, id`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []server.Token
+	var out []deploy.Token
 	for rows.Next() {
 		t, err := scanToken(rows.Scan)
 		if err != nil {
@@ -322,7 +322,7 @@ func (db *DB) Tokens(ctx context.Context) ([]server.Token, error) {
 	return out, rows.Err()
 }
 
-// RevokeToken implements server.Store.
+// RevokeToken implements deploy.Store.
 func (db *DB) RevokeToken(ctx context.Context, id string) error {
 	res, err := db.db.ExecContext(ctx, `UPDATE tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2`, db.timestamp(), id)
 	if err != nil {
@@ -334,8 +334,8 @@ func (db *DB) RevokeToken(ctx context.Context, id string) error {
 	return nil
 }
 
-// SaveReview implements server.Store.
-func (db *DB) SaveReview(ctx context.Context, r *server.Review) error {
+// SaveReview implements deploy.Store.
+func (db *DB) SaveReview(ctx context.Context, r *deploy.Review) error {
 	r.At = db.Now().UTC()
 	_, err := db.db.ExecContext(ctx, `INSERT INTO reviews (change_id, reviewer, verdict, note, created_at) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (change_id, reviewer) DO UPDATE SET verdict = excluded.verdict, note = excluded.note, created_at = excluded.created_at`,
@@ -343,16 +343,16 @@ func (db *DB) SaveReview(ctx context.Context, r *server.Review) error {
 	return err
 }
 
-// Reviews implements server.Store.
-func (db *DB) Reviews(ctx context.Context) ([]server.Review, error) {
+// Reviews implements deploy.Store.
+func (db *DB) Reviews(ctx context.Context) ([]deploy.Review, error) {
 	rows, err := db.db.QueryContext(ctx, `SELECT change_id, reviewer, verdict, note, created_at FROM reviews ORDER BY created_at, change_id`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []server.Review
+	var out []deploy.Review
 	for rows.Next() {
-		var r server.Review
+		var r deploy.Review
 		var v, at string
 		if err := rows.Scan(&r.ChangeID, &r.Reviewer, &v, &r.Note, &at); err != nil {
 			return nil, err

@@ -1,15 +1,37 @@
-package server
+package deploy
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/refine"
 )
+
+// Monitor is the drift monitor that recalibrates: it watches every judge
+// with an active version and, on an alert, calibrates it again.
+type Monitor struct {
+	Store  Store
+	Client llm.Client
+	// Model judges (as the service does).
+	Model string
+	Boot  metrics.BootstrapOptions
+	// Log receives what the monitor does (default: discarded).
+	Log *slog.Logger
+}
+
+func (m *Monitor) log() *slog.Logger {
+	if m.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return m.Log
+}
 
 // RecalibrateOptions configure recalibration when the drift monitor
 // alerts. Zero values take the defaults noted.
@@ -43,23 +65,23 @@ type Recalibration struct {
 // the active version again on the outcomes of the changes it judged: a new
 // split of those records (train, validation, and a test part the gate
 // will use). It returns nil when nothing was started.
-func (s *Server) Recalibrate(ctx context.Context, judgeName string, opt RecalibrateOptions) (*Recalibration, error) {
+func (m *Monitor) Recalibrate(ctx context.Context, judgeName string, opt RecalibrateOptions) (*Recalibration, error) {
 	if opt.By == "" {
 		opt.By = "week"
 	}
 	if opt.MinRecords <= 0 {
 		opt.MinRecords = 60
 	}
-	rep, err := Drift(ctx, s.cfg.Store, judgeName, s.cfg.Model, opt.By, s.boot())
+	rep, err := Drift(ctx, m.Store, judgeName, m.Model, opt.By, m.Boot)
 	if err != nil || !rep.Alert {
 		return nil, err
 	}
-	active, err := Active(ctx, s.cfg.Store, judgeName)
+	active, err := Active(ctx, m.Store, judgeName)
 	if err != nil {
 		return nil, err
 	}
 	latest := rep.Windows[len(rep.Windows)-1].Start
-	cals, err := s.cfg.Store.Calibrations(ctx, judgeName)
+	cals, err := m.Store.Calibrations(ctx, judgeName)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +90,7 @@ func (s *Server) Recalibrate(ctx context.Context, judgeName string, opt Recalibr
 			return nil, nil // already recalibrated for this alert
 		}
 	}
-	pv, rs, _, err := judged(ctx, s.cfg.Store, judgeName, active.Version, s.cfg.Model)
+	pv, rs, _, err := judged(ctx, m.Store, judgeName, active.Version, m.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +98,7 @@ func (s *Server) Recalibrate(ctx context.Context, judgeName string, opt Recalibr
 	// records it is drifting on.
 	since := rs
 	if len(since) < opt.MinRecords {
-		s.cfg.Log.Warn("drift alert, but too few outcomes to recalibrate on", "judge", judgeName, "outcomes", len(since), "need", opt.MinRecords)
+		m.log().Warn("drift alert, but too few outcomes to recalibrate on", "judge", judgeName, "outcomes", len(since), "need", opt.MinRecords)
 		return nil, nil
 	}
 	name := fmt.Sprintf("recal-%s-%s", judgeName, time.Now().UTC().Format("20060102T150405"))
@@ -88,7 +110,7 @@ func (s *Server) Recalibrate(ctx context.Context, judgeName string, opt Recalibr
 	if err != nil {
 		return nil, err
 	}
-	if err := s.cfg.Store.SaveSplit(ctx, split, false); err != nil {
+	if err := m.Store.SaveSplit(ctx, split, false); err != nil {
 		return nil, err
 	}
 	var data refine.Data
@@ -102,37 +124,37 @@ func (s *Server) Recalibrate(ctx context.Context, judgeName string, opt Recalibr
 			data.Test = append(data.Test, r)
 		}
 	}
-	s.cfg.Log.Info("drift alert: recalibrating", "judge", judgeName, "from", active.Version[:12], "split", name, "records", len(since), "alert", rep.Status)
-	res, err := refine.Calibrate(ctx, s.cfg.Client, s.cfg.Store, data, refine.Config{Judge: pv.Spec, Model: s.cfg.Model,
-		TeacherModel: opt.TeacherModel, EditorModel: opt.EditorModel, MaxIter: opt.MaxIter, Boot: s.boot()})
+	m.log().Info("drift alert: recalibrating", "judge", judgeName, "from", active.Version[:12], "split", name, "records", len(since), "alert", rep.Status)
+	res, err := refine.Calibrate(ctx, m.Client, m.Store, data, refine.Config{Judge: pv.Spec, Model: m.Model,
+		TeacherModel: opt.TeacherModel, EditorModel: opt.EditorModel, MaxIter: opt.MaxIter, Boot: m.Boot})
 	if err != nil {
 		return nil, fmt.Errorf("recalibrate %s: %w", judgeName, err)
 	}
 	selected := res.Versions[res.Selected].Hash
-	if err := s.cfg.Store.SaveCalibration(context.WithoutCancel(ctx), judgeName, selected, name, s.cfg.Model, res); err != nil {
+	if err := m.Store.SaveCalibration(context.WithoutCancel(ctx), judgeName, selected, name, m.Model, res); err != nil {
 		return nil, err
 	}
 	out := &Recalibration{Judge: judgeName, Split: name, Records: len(since), From: active.Version, Candidate: selected, Alert: rep.Status}
 	if g, ok := res.Gain["scott_pi"]; ok {
 		out.Gain = &g
 	}
-	s.cfg.Log.Info("recalibrated: a candidate version awaits the gate", "judge", judgeName, "candidate", selected[:12],
+	m.log().Info("recalibrated: a candidate version awaits the gate", "judge", judgeName, "candidate", selected[:12],
 		"promote", "gavel promote "+judgeName+" "+selected[:12])
 	return out, nil
 }
 
-// Monitor checks every judge with an active version each opt.Every and
+// Run checks every judge with an active version each opt.Every and
 // recalibrates those in alert, until ctx ends.
-func (s *Server) Monitor(ctx context.Context, opt RecalibrateOptions) {
+func (m *Monitor) Run(ctx context.Context, opt RecalibrateOptions) {
 	if opt.Every <= 0 {
 		opt.Every = time.Hour
 	}
 	tick := time.NewTicker(opt.Every)
 	defer tick.Stop()
 	for {
-		as, err := s.cfg.Store.Activations(ctx, "")
+		as, err := m.Store.Activations(ctx, "")
 		if err != nil && ctx.Err() == nil {
-			s.cfg.Log.Error("drift monitor", "err", err)
+			m.log().Error("drift monitor", "err", err)
 		}
 		seen := map[string]bool{}
 		for _, a := range as {
@@ -140,8 +162,8 @@ func (s *Server) Monitor(ctx context.Context, opt RecalibrateOptions) {
 				continue
 			}
 			seen[a.Judge] = true
-			if _, err := s.Recalibrate(ctx, a.Judge, opt); err != nil && ctx.Err() == nil {
-				s.cfg.Log.Error("drift monitor", "judge", a.Judge, "err", err)
+			if _, err := m.Recalibrate(ctx, a.Judge, opt); err != nil && ctx.Err() == nil {
+				m.log().Error("drift monitor", "judge", a.Judge, "err", err)
 			}
 		}
 		select {
@@ -152,5 +174,5 @@ func (s *Server) Monitor(ctx context.Context, opt RecalibrateOptions) {
 	}
 }
 
-// A service's store is a calibration's store.
+// A judge's store in service is a calibration's store.
 var _ refine.Store = Store(nil)

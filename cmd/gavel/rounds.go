@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gavelhq/gavel/llm"
+)
+
+// queueMode says what --queue does for a command.
+type queueMode int
+
+const (
+	// queueCalls: each round's pending model calls become units.
+	queueCalls queueMode = iota
+	// queueOwn: the command enqueues units of its own.
+	queueOwn
+	// queueRefused: --queue is not for this command.
+	queueRefused
+)
+
+// modelUse says how a command uses the model flags.
+type modelUse struct {
+	queue queueMode
+	// modelUsage and queueUsage replace the flags' general help.
+	modelUsage, queueUsage string
+	// optional: --model has no default (GAVEL_MODEL is not read) and the
+	// command runs without one.
+	optional bool
+}
+
+// withModel registers the model flags on cmd and runs the command through
+// the rounds driver: with --batch each round's pending requests go to the
+// providers' batch APIs, with --queue to the work queue, and the command
+// runs again until it ends. cmd's RunE must be set.
+func (a *app) withModel(cmd *cobra.Command, m *modelFlags, use modelUse) {
+	if cmd.RunE == nil {
+		panic("withModel: " + cmd.Name() + " has no RunE yet")
+	}
+	m.register(cmd.Flags(), use)
+	run := cmd.RunE
+	cmd.RunE = func(cmd *cobra.Command, argv []string) error {
+		step := func(context.Context) error { return run(cmd, argv) }
+		answer, err := a.answerer(cmd, m)
+		if err != nil || answer == nil {
+			if err != nil {
+				return err
+			}
+			return run(cmd, argv)
+		}
+		// Every round runs offline: what the cache lacks is left pending
+		// for the answerer.
+		m.offline = true
+		return llm.Rounds(cmd.Context(), step, answer)
+	}
+}
+
+// answerer is how the rounds of a command are answered: nil when the
+// command runs once as it is.
+func (a *app) answerer(cmd *cobra.Command, m *modelFlags) (llm.Answerer, error) {
+	switch {
+	case m.queue:
+		switch m.queueMode {
+		case queueOwn:
+			return nil, nil
+		case queueRefused:
+			return nil, usagef("--queue is not for %s", cmd.CommandPath())
+		}
+		if err := m.checkQueue(); err != nil {
+			return nil, err
+		}
+		return llm.AnswerFunc(func(ctx context.Context, round, _ int) error {
+			db, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			return a.queueRound(ctx, db, m, round)
+		}), nil
+	case m.batch:
+		if m.offline || m.dryRun {
+			return nil, usagef("--batch runs offline stage by stage by itself: leave out --offline and --dry-run")
+		}
+		if m.batchPoll <= 0 {
+			return nil, usagef("--batch-poll must be positive")
+		}
+		return llm.AnswerFunc(func(ctx context.Context, round, pending int) error {
+			db, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			prices, err := llm.LoadPrices(m.prices)
+			if err != nil {
+				return err
+			}
+			ba := &llm.BatchAnswerer{Cache: db.Cache(), Batches: db, Registry: registry(), Prices: prices, Poll: m.batchPoll,
+				API: func(provider string) (llm.BatchAPI, error) {
+					base := ""
+					if p, _, _ := llm.ParseModel(m.model); p == provider {
+						base = m.baseURL
+					}
+					return batchAPI(provider, base)
+				},
+				Log: func(line string) { fmt.Fprintln(a.stderr, line) }}
+			if err := ba.Answer(ctx, round, pending); err != nil {
+				if _, stop := llm.Pending(err); stop {
+					return stoppedError{err: err, why: "pending", pending: pending}
+				}
+				return fmt.Errorf("--batch: %w", err)
+			}
+			return nil
+		}), nil
+	}
+	return nil, nil
+}

@@ -1,0 +1,3 @@
+// Package archtest holds the test that keeps gavel's package map true:
+// which packages may import which (docs/DESIGN.md, "Package map").
+package archtest

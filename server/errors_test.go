@@ -1,0 +1,103 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gavelhq/gavel/deploy"
+	"github.com/gavelhq/gavel/server"
+	"github.com/gavelhq/gavel/store/sqlite"
+)
+
+// brokenStore fails where a database would, with text no client may see.
+type brokenStore struct{ server.Store }
+
+const dbSecret = `ERROR: invalid byte sequence for encoding "UTF8": 0x00 (SQLSTATE 22021)`
+
+func (brokenStore) Activations(context.Context, string) ([]deploy.Activation, error) {
+	return nil, errors.New(dbSecret)
+}
+
+// TestInternalErrorHidden: an error that is not the application's reaches
+// the client as "internal error" and an id; the log has the id and the
+// cause. Application errors keep their words and get their status.
+func TestInternalErrorHidden(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "gavel.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	secret, _, err := deploy.CreateToken(ctx, db, deploy.ScopeAdmin, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	srv, err := server.New(server.Config{Store: brokenStore{db}, Client: simService(db), Model: "sim",
+		Log: slog.New(slog.NewJSONHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	do := func(method, path, body string) (int, map[string]any) {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+secret)
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		var out map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, rec.Body)
+		}
+		return rec.Code, out
+	}
+
+	code, out := do("POST", "/v1/judge", `{"judge":"passfail","change_id":"c1","inputs":{"task":"t","candidate":"c"}}`)
+	msg, _ := out["error"].(string)
+	if code != http.StatusInternalServerError || strings.Contains(msg, "SQLSTATE") || strings.Contains(msg, "UTF8") {
+		t.Fatalf("internal error answered %d %q", code, msg)
+	}
+	id := regexp.MustCompile(`internal error \(id ([0-9a-f]{12})`).FindStringSubmatch(msg)
+	if id == nil {
+		t.Fatalf("no error id in %q", msg)
+	}
+	if !strings.Contains(logs.String(), `"error_id":"`+id[1]+`"`) || !strings.Contains(logs.String(), "SQLSTATE 22021") {
+		t.Fatalf("the log does not carry id %s with the cause:\n%s", id[1], logs.String())
+	}
+
+	// An application error: its code's status, its words, its field.
+	code, out = do("POST", "/v1/outcomes", `{"change_id":"never-judged","status":"landed"}`)
+	if code != http.StatusNotFound || out["field"] != "change_id" || !strings.Contains(out["error"].(string), "never-judged") {
+		t.Fatalf("unknown change answered %d %v", code, out)
+	}
+	// The window is checked before the store is read.
+	code, out = do("GET", "/v1/drift?judge=passfail&by=fortnight", "")
+	if code != http.StatusBadRequest || out["field"] != "by" || !strings.Contains(out["error"].(string), "fortnight") {
+		t.Fatalf("bad window answered %d %v", code, out)
+	}
+}
+
+// TestErrorCodes: each code's status.
+func TestErrorCodes(t *testing.T) {
+	for code, want := range map[deploy.Code]int{deploy.Invalid: 400, deploy.NotFound: 404, deploy.Conflict: 409,
+		deploy.Forbidden: 403, deploy.Unauthenticated: 401, deploy.Unavailable: 503, deploy.Timeout: 504, deploy.Upstream: 502} {
+		if got := server.Status(&deploy.Error{Code: code, Msg: "x"}); got != want {
+			t.Errorf("code %s: status %d, want %d", code, got, want)
+		}
+	}
+	if got := server.Status(errors.New("disk on fire")); got != 500 {
+		t.Errorf("an internal error: status %d", got)
+	}
+	wrapped := &deploy.Error{Code: deploy.Conflict, Msg: "refused", Err: deploy.ErrGateRefused}
+	if !errors.Is(wrapped, deploy.ErrGateRefused) || deploy.ErrorCode(errors.Join(errors.New("ctx"), wrapped)) != deploy.Conflict {
+		t.Error("a coded error does not unwrap to its cause, or its code is lost when wrapped")
+	}
+}
