@@ -46,10 +46,10 @@ type CheckResult struct {
 	SelfPreferred int `json:"self_preferred"`
 	// Agreement is Agree / Pairs; SelfPreference SelfPreferred / Disagree;
 	// both with percentile bootstrap intervals over instructions.
-	Agreement         metrics.Estimate `json:"agreement"`
-	SelfPreference    metrics.Estimate `json:"self_preference"`
-	MinAgreement      float64          `json:"min_agreement"`
-	MaxSelfPreference float64          `json:"max_self_preference"`
+	Agreement         metrics.Figure `json:"agreement"`
+	SelfPreference    metrics.Figure `json:"self_preference"`
+	MinAgreement      float64        `json:"min_agreement"`
+	MaxSelfPreference float64        `json:"max_self_preference"`
 	// Flags say what is wrong, empty when the judge passes the check.
 	Flags       []string      `json:"flags"`
 	Comparisons []*Comparison `json:"comparisons"`
@@ -162,8 +162,8 @@ func Summarise(cs []*Comparison, instructions int, opt CheckOptions) *CheckResul
 	}
 	res.Flags = []string{}
 	if len(cs) == 0 {
-		res.Agreement = metrics.Estimate{Value: metrics.Undef("no pairs the tests separate"), Undefined: "no pairs the tests separate"}
-		res.SelfPreference = metrics.Estimate{Value: metrics.Undef("no disagreements"), Undefined: "no disagreements"}
+		res.Agreement = metrics.Figure{Value: metrics.Undef("no pairs the tests separate"), Undefined: "no pairs the tests separate"}
+		res.SelfPreference = metrics.Figure{Value: metrics.Undef("no disagreements"), Undefined: "no disagreements"}
 		res.Flags = append(res.Flags, "no answers the tests separate from the references: the check cannot measure the judge")
 		return res
 	}

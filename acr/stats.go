@@ -53,7 +53,7 @@ type RoundStats struct {
 	ReferencePassRateCI *metrics.Interval `json:"reference_pass_rate_ci,omitempty"`
 	// Figures holds the four rates in gavel's one shape for a figure,
 	// {"value", "ci": {"lo", "hi", ...}}, beside the fields above.
-	Figures map[string]metrics.Estimate `json:"figures"`
+	Figures map[string]metrics.Figure `json:"figures"`
 }
 
 // RateText writes a rate as a percentage with its interval, e.g.
@@ -202,10 +202,10 @@ func Stats(lines []Lineage) []*RoundStats {
 			}, metrics.BootstrapOptions{Resamples: 2000, Seed: 1, Groups: c.groups})
 			st.SamplePassRateCI = &iv
 		}
-		est := func(v metrics.Value, iv *metrics.Interval) metrics.Estimate {
-			return metrics.Estimate{Value: v, Undefined: v.Undefined, CI: iv}
+		est := func(v metrics.Value, iv *metrics.Interval) metrics.Figure {
+			return metrics.Figure{Value: v, Undefined: v.Undefined, CI: iv}
 		}
-		st.Figures = map[string]metrics.Estimate{
+		st.Figures = map[string]metrics.Figure{
 			"win_rate": est(st.WinRate, st.WinRateCI), "sample_pass_rate": est(st.SamplePassRate, st.SamplePassRateCI),
 			"best_pass_rate": est(st.BestPassRate, st.BestPassRateCI), "reference_pass_rate": est(st.ReferencePassRate, st.ReferencePassRateCI),
 		}

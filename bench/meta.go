@@ -93,13 +93,6 @@ func astShape(lang, code string) ([]string, error) {
 	return kinds, nil
 }
 
-// Figure is a value with its bootstrap interval.
-type Figure struct {
-	Value     metrics.Value     `json:"value"`
-	Undefined string            `json:"undefined,omitempty"`
-	CI        *metrics.Interval `json:"ci,omitempty"`
-}
-
 // MetaEval is how well a judge or metric recovers the known scores.
 type MetaEval struct {
 	Name    string `json:"name"`
@@ -108,7 +101,7 @@ type MetaEval struct {
 	// Figures: spearman, kendall_tau_b, pearson, exact_accuracy,
 	// within_one_accuracy, mae, and works_broken_scott_pi (works means a
 	// score of 3 or more).
-	Figures map[string]Figure `json:"figures"`
+	Figures map[string]metrics.Figure `json:"figures"`
 	// Confusion[known][predicted], predictions rounded to 0..5.
 	Confusion [6][6]int `json:"confusion"`
 	// ConfusionByScore is the same matrix labelled: known score, then
@@ -123,7 +116,7 @@ var MetaFigures = []string{"spearman", "kendall_tau_b", "pearson", "exact_accura
 // the programs' known scores, with bootstrap intervals that resample whole
 // problems.
 func MetaEvaluate(name string, progs []*Program, pred []float64, boot metrics.BootstrapOptions) *MetaEval {
-	m := &MetaEval{Name: name, Figures: map[string]Figure{}}
+	m := &MetaEval{Name: name, Figures: map[string]metrics.Figure{}}
 	var known, got []float64
 	var groups []string
 	for i, p := range progs {
@@ -181,7 +174,7 @@ func MetaEvaluate(name string, progs []*Program, pred []float64, boot metrics.Bo
 	boot.Groups = groups
 	for _, name := range MetaFigures {
 		e := metrics.WithCI(len(known), stats[name], boot)
-		m.Figures[name] = Figure{Value: e.Value, Undefined: e.Undefined, CI: e.CI}
+		m.Figures[name] = metrics.Figure{Value: e.Value, Undefined: e.Undefined, CI: e.CI}
 	}
 	return m
 }

@@ -14,10 +14,10 @@ import (
 type Pair struct {
 	A, B string `json:"-"`
 	// Raters names them: "human", "outcome", or "judge VERSION".
-	Raters   [2]string        `json:"raters"`
-	N        int              `json:"n"`
-	Observed metrics.Estimate `json:"observed_agreement"`
-	Pi       metrics.Estimate `json:"scott_pi"`
+	Raters   [2]string      `json:"raters"`
+	N        int            `json:"n"`
+	Observed metrics.Figure `json:"observed_agreement"`
+	Pi       metrics.Figure `json:"scott_pi"`
 }
 
 // AgreementReport compares blind human review, the judge's versions and
@@ -151,6 +151,6 @@ func (p Pair) String() string {
 	return fmt.Sprintf("%s vs %s: n=%d, Scott's pi %s", p.Raters[0], p.Raters[1], p.N, estimateText(p.Pi))
 }
 
-func estimateText(e metrics.Estimate) string {
-	return figureText(judge.Figure{Value: e.Value, Undefined: e.Undefined, CI: e.CI})
+func estimateText(e metrics.Figure) string {
+	return figureText(metrics.Figure{Value: e.Value, Undefined: e.Undefined, CI: e.CI})
 }

@@ -18,15 +18,15 @@ const MinWindow = 10
 // LiveFigure is a version's agreement with the outcomes that arrived for
 // the changes it judged.
 type LiveFigure struct {
-	N  int          `json:"n"`
-	Pi judge.Figure `json:"scott_pi"`
+	N  int            `json:"n"`
+	Pi metrics.Figure `json:"scott_pi"`
 }
 
 // DriftWindow is one time window of the drift monitor.
 type DriftWindow struct {
-	Start time.Time    `json:"start"`
-	N     int          `json:"n"`
-	Pi    judge.Figure `json:"scott_pi"`
+	Start time.Time      `json:"start"`
+	N     int            `json:"n"`
+	Pi    metrics.Figure `json:"scott_pi"`
 }
 
 // DriftReport is the drift monitor's state for a judge's active version.
@@ -39,7 +39,7 @@ type DriftReport struct {
 	Overall *LiveFigure   `json:"overall,omitempty"`
 	// Baseline is the version's Scott's pi on the test part when the gate
 	// promoted it; nil when it was not promoted through the gate.
-	Baseline *judge.Figure `json:"baseline,omitempty"`
+	Baseline *metrics.Figure `json:"baseline,omitempty"`
 	// Alert is set when the latest window with at least MinWindow outcomes
 	// has a pi below the baseline's interval; Status says why or why not.
 	Alert  bool   `json:"alert"`

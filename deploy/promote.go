@@ -17,18 +17,18 @@ import (
 // against the version it would replace, on a test part the calibration did
 // not use, with the paired interval of the gain in Scott's pi.
 type Evidence struct {
-	Split     string       `json:"split"`
-	Part      record.Part  `json:"part"`
-	Model     string       `json:"model"`
-	N         int          `json:"n"`
-	Candidate string       `json:"candidate"`
-	Baseline  string       `json:"baseline"`
-	Gain      judge.Figure `json:"gain_scott_pi"`
+	Split     string         `json:"split"`
+	Part      record.Part    `json:"part"`
+	Model     string         `json:"model"`
+	N         int            `json:"n"`
+	Candidate string         `json:"candidate"`
+	Baseline  string         `json:"baseline"`
+	Gain      metrics.Figure `json:"gain_scott_pi"`
 	// CandidatePi and BaselinePi are each version's Scott's pi there; the
 	// drift monitor compares live agreement with CandidatePi's interval.
-	CandidatePi judge.Figure `json:"candidate_scott_pi"`
-	BaselinePi  judge.Figure `json:"baseline_scott_pi"`
-	Passed      bool         `json:"passed"`
+	CandidatePi metrics.Figure `json:"candidate_scott_pi"`
+	BaselinePi  metrics.Figure `json:"baseline_scott_pi"`
+	Passed      bool           `json:"passed"`
 }
 
 // Summary is the gate's result in one line.
@@ -37,7 +37,7 @@ func (e *Evidence) Summary() string {
 		e.Candidate, e.Baseline, e.Split, e.Part, e.N, e.Model, figureText(e.Gain))
 }
 
-func figureText(f judge.Figure) string {
+func figureText(f metrics.Figure) string {
 	if !f.Value.Defined() {
 		return "undefined (" + f.Value.Undefined + ")"
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
@@ -51,13 +50,13 @@ type RecalibrateOptions struct {
 // Recalibration is a calibration the monitor started: its result is a
 // candidate version, never active until the gate promotes it.
 type Recalibration struct {
-	Judge     string        `json:"judge"`
-	Split     string        `json:"split"`
-	Records   int           `json:"records"`
-	From      string        `json:"from_version"`
-	Candidate string        `json:"candidate_version"`
-	Gain      *judge.Figure `json:"gain_scott_pi,omitempty"`
-	Alert     string        `json:"alert"`
+	Judge     string          `json:"judge"`
+	Split     string          `json:"split"`
+	Records   int             `json:"records"`
+	From      string          `json:"from_version"`
+	Candidate string          `json:"candidate_version"`
+	Gain      *metrics.Figure `json:"gain_scott_pi,omitempty"`
+	Alert     string          `json:"alert"`
 }
 
 // Recalibrate checks a judge's drift and, when the monitor alerts and no

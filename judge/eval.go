@@ -11,13 +11,6 @@ import (
 // report order.
 var ReportedMetrics = []string{"scott_pi", "cohen_kappa", "accuracy", "fail_precision", "fail_recall", "pass_recall", "mcc"}
 
-// Figure is one metric with its bootstrap interval.
-type Figure struct {
-	Value     metrics.Value     `json:"value"`
-	Undefined string            `json:"undefined,omitempty"`
-	CI        *metrics.Interval `json:"ci,omitempty"`
-}
-
 // Evaluation is a judge's agreement with recorded outcomes on a set of
 // records.
 type Evaluation struct {
@@ -28,10 +21,10 @@ type Evaluation struct {
 	Threshold int    `json:"threshold,omitempty"`
 	// N counts the records; Invalid those whose answer could not be read
 	// (kept out of every other figure).
-	N       int               `json:"n"`
-	Invalid int               `json:"invalid"`
-	Metrics *metrics.Binary   `json:"-"`
-	Figures map[string]Figure `json:"figures"`
+	N       int                       `json:"n"`
+	Invalid int                       `json:"invalid"`
+	Metrics *metrics.Binary           `json:"-"`
+	Figures map[string]metrics.Figure `json:"figures"`
 	// Sweep holds every figure at every threshold (rubric judges).
 	Sweep []metrics.SweepPoint `json:"thresholds,omitempty"`
 
@@ -95,14 +88,14 @@ func Evaluate(s *Spec, model string, rs []*record.Record, verdicts map[string]Ve
 	}
 	e.Metrics = metrics.ComputeBinary(e.ref, e.pred, nil)
 	boot.Groups = e.groups
-	e.Figures = map[string]Figure{}
+	e.Figures = map[string]metrics.Figure{}
 	for _, name := range ReportedMetrics {
 		stat, err := metrics.BinaryStatistic(name, e.ref, e.pred)
 		if err != nil {
 			return nil, err
 		}
 		v, _ := e.Metrics.Metric(name)
-		f := Figure{Value: v, Undefined: v.Undefined}
+		f := metrics.Figure{Value: v, Undefined: v.Undefined}
 		if boot.Resamples >= 0 {
 			iv := metrics.Bootstrap(len(rs), stat, boot)
 			f.CI = &iv
@@ -144,18 +137,18 @@ func (e *Evaluation) TuneThreshold(metric string) (int, metrics.Value, error) {
 // Compare returns, for each reported metric, the paired bootstrap interval
 // of e minus other on the same records (which must be the same, in the
 // same order).
-func (e *Evaluation) Compare(other *Evaluation, boot metrics.BootstrapOptions) (map[string]Figure, error) {
+func (e *Evaluation) Compare(other *Evaluation, boot metrics.BootstrapOptions) (map[string]metrics.Figure, error) {
 	if len(e.ref) != len(other.ref) {
 		return nil, fmt.Errorf("the evaluations cover different records (%d and %d)", len(e.ref), len(other.ref))
 	}
 	boot.Groups = e.groups
-	out := map[string]Figure{}
+	out := map[string]metrics.Figure{}
 	for _, name := range ReportedMetrics {
 		a, _ := e.Statistic(name)
 		b, _ := other.Statistic(name)
 		va, _ := e.Metrics.Metric(name)
 		vb, _ := other.Metrics.Metric(name)
-		f := Figure{}
+		f := metrics.Figure{}
 		if va.Defined() && vb.Defined() {
 			f.Value = metrics.Def(va.V - vb.V)
 		} else {

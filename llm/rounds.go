@@ -50,7 +50,9 @@ type Answerer interface {
 type AnswerFunc func(ctx context.Context, round, pending int) error
 
 // Answer implements Answerer.
-func (f AnswerFunc) Answer(ctx context.Context, round, pending int) error { return f(ctx, round, pending) }
+func (f AnswerFunc) Answer(ctx context.Context, round, pending int) error {
+	return f(ctx, round, pending)
+}
 
 // Rounds runs a step (a whole command, offline: every request it cannot
 // answer from the cache is left pending and the step stops at its stage's

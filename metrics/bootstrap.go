@@ -171,20 +171,21 @@ func bootstrap(n int, f Statistic, opt BootstrapOptions) Interval {
 	return iv
 }
 
-// Estimate is a figure with its interval.
-type Estimate struct {
+// Figure is a value with its bootstrap interval: the one shape of every
+// reported figure ({value, ci}), whichever method made it.
+type Figure struct {
 	Value     Value     `json:"value"`
 	Undefined string    `json:"undefined,omitempty"`
 	CI        *Interval `json:"ci,omitempty"`
 }
 
 // WithCI computes stat on all items and its bootstrap interval.
-func WithCI(n int, stat Statistic, opt BootstrapOptions) Estimate {
+func WithCI(n int, stat Statistic, opt BootstrapOptions) Figure {
 	all := make([]int, n)
 	for i := range all {
 		all[i] = i
 	}
-	e := Estimate{Value: stat(all)}
+	e := Figure{Value: stat(all)}
 	e.Undefined = e.Value.Undefined
 	iv := Bootstrap(n, stat, opt)
 	e.CI = &iv

@@ -26,8 +26,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/gavelhq/gavel/acr"
@@ -37,12 +39,14 @@ import (
 	"github.com/gavelhq/gavel/llm"
 )
 
-// Client is a River client on the store's database.
-type Client = river.Client[*sql.Tx]
+// Client is a River client on the store's database, through pgx: units
+// are picked up as their insert is notified (LISTEN/NOTIFY), not by
+// polling.
+type Client = river.Client[pgx.Tx]
 
 // Migrate creates or updates River's tables, one process at a time (an
 // advisory lock held on a connection of its own while it migrates).
-func Migrate(ctx context.Context, db *sql.DB) error {
+func Migrate(ctx context.Context, db *sql.DB, pool *pgxpool.Pool) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
@@ -53,7 +57,7 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("queue: lock for migration: %w", err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, key)
-	m, err := rivermigrate.New(riverdatabasesql.New(db), nil)
+	m, err := rivermigrate.New(riverpgxv5.New(pool), nil)
 	if err != nil {
 		return err
 	}
@@ -189,6 +193,7 @@ func (o Options) norm() Options {
 type Runner struct {
 	Client *Client
 	db     *sql.DB
+	pool   *pgxpool.Pool
 	id     string
 	alive  *sql.Conn
 	cancel context.CancelFunc
@@ -206,32 +211,39 @@ func lockKey(id string) int32 {
 	return int32(h.Sum32())
 }
 
-// Start migrates the queue's tables and starts a runner on db that works
-// up to jobs units at once with env.
-func Start(ctx context.Context, db *sql.DB, env *Env, jobs int, opt Options) (*Runner, error) {
+// Start migrates the queue's tables and starts a runner on the store's
+// database (db, and a pgx pool of its own on connString, the same
+// database) that works up to jobs units at once with env.
+func Start(ctx context.Context, db *sql.DB, connString string, env *Env, jobs int, opt Options) (*Runner, error) {
 	opt = opt.norm()
-	if err := Migrate(ctx, db); err != nil {
+	pool, err := pgxpool.New(ctx, connString)
+	if err != nil {
+		return nil, fmt.Errorf("queue: connect: %w", err)
+	}
+	if err := Migrate(ctx, db, pool); err != nil {
+		pool.Close()
 		return nil, err
 	}
 	host, _ := os.Hostname()
 	var rnd [4]byte
 	rand.Read(rnd[:])
-	r := &Runner{db: db, id: fmt.Sprintf("gavel_%s_%d_%x", host, os.Getpid(), rnd), done: make(chan struct{})}
-	var err error
+	r := &Runner{db: db, pool: pool, id: fmt.Sprintf("gavel_%s_%d_%x", host, os.Getpid(), rnd), done: make(chan struct{})}
 	if r.alive, err = db.Conn(ctx); err != nil {
+		pool.Close()
 		return nil, err
 	}
 	if _, err := r.alive.ExecContext(ctx, `SELECT pg_advisory_lock($1, $2)`, livenessClass, lockKey(r.id)); err != nil {
 		r.alive.Close()
+		pool.Close()
 		return nil, fmt.Errorf("queue: mark this process alive: %w", err)
 	}
 	cfg := &river.Config{
 		ID:                   r.id,
 		JobTimeout:           opt.UnitTimeout,
 		RescueStuckJobsAfter: opt.RescueAfter,
-		FetchPollInterval:    200 * time.Millisecond,
-		MaxAttempts:          5,
-		Logger:               slog.New(slog.DiscardHandler),
+
+		MaxAttempts: 5,
+		Logger:      slog.New(slog.DiscardHandler),
 	}
 	if jobs > 0 {
 		workers := river.NewWorkers()
@@ -241,7 +253,7 @@ func Start(ctx context.Context, db *sql.DB, env *Env, jobs int, opt Options) (*R
 		cfg.Workers = workers
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: jobs}}
 	}
-	if r.Client, err = river.NewClient(riverdatabasesql.New(db), cfg); err == nil && jobs > 0 {
+	if r.Client, err = river.NewClient(riverpgxv5.New(pool), cfg); err == nil && jobs > 0 {
 		err = r.Client.Start(ctx)
 	}
 	if err != nil {
@@ -275,6 +287,7 @@ func (r *Runner) Stop() {
 func (r *Runner) release() {
 	r.alive.ExecContext(context.Background(), `SELECT pg_advisory_unlock($1, $2)`, livenessClass, lockKey(r.id))
 	r.alive.Close()
+	r.pool.Close()
 }
 
 func (r *Runner) reap(ctx context.Context, every time.Duration) {

@@ -153,11 +153,11 @@ type Result struct {
 	// On the test part: the original prompt, the original with its rubric
 	// threshold tuned on train (nil for binary judges), the selected
 	// prompt, and the paired difference selected minus original.
-	Original       *judge.Evaluation       `json:"-"`
-	Tuned          *judge.Evaluation       `json:"-"`
-	TunedThreshold int                     `json:"tuned_threshold,omitempty"`
-	Calibrated     *judge.Evaluation       `json:"-"`
-	Gain           map[string]judge.Figure `json:"gain"`
+	Original       *judge.Evaluation         `json:"-"`
+	Tuned          *judge.Evaluation         `json:"-"`
+	TunedThreshold int                       `json:"tuned_threshold,omitempty"`
+	Calibrated     *judge.Evaluation         `json:"-"`
+	Gain           map[string]metrics.Figure `json:"gain"`
 }
 
 // SelectedSpec returns the selected prompt.

@@ -188,7 +188,7 @@ type Window struct {
 	Start time.Time `json:"start"`
 	N     int       `json:"n"`
 	// Pi holds Scott's pi by prompt version, with intervals.
-	Pi map[string]judge.Figure `json:"scott_pi"`
+	Pi map[string]metrics.Figure `json:"scott_pi"`
 }
 
 // Drift evaluates prompt versions per time window (by week or month of
@@ -206,7 +206,7 @@ func Drift(specs []*judge.Spec, model string, rs []*record.Record, by string, ve
 	}
 	var out []Window
 	for _, tw := range Windows(rs, by) {
-		w := Window{Start: tw.Start, N: len(tw.Records), Pi: map[string]judge.Figure{}}
+		w := Window{Start: tw.Start, N: len(tw.Records), Pi: map[string]metrics.Figure{}}
 		for _, s := range specs {
 			e, err := judge.Evaluate(s, model, tw.Records, verdicts[s.Version()], 0, boot)
 			if err != nil {

@@ -47,9 +47,9 @@ type PiCI struct {
 }
 
 // FigureList holds every reported figure of an evaluation.
-type FigureList map[string]judge.Figure
+type FigureList map[string]metrics.Figure
 
-func piCI(f judge.Figure) PiCI {
+func piCI(f metrics.Figure) PiCI {
 	p := PiCI{CI: []float64{}}
 	if f.Value.Defined() {
 		v := f.Value.V

@@ -61,7 +61,7 @@ var acrTmpl = template.Must(template.New("acr").Funcs(template.FuncMap{
 
 // PercentEstimate writes a share with its interval in percent, e.g.
 // "86.8% [75.6%, 97.4%]", or "undefined (reason)".
-func PercentEstimate(e metrics.Estimate) string {
+func PercentEstimate(e metrics.Figure) string {
 	if !e.Value.Defined() {
 		return "undefined (" + e.Value.Undefined + ")"
 	}
@@ -121,7 +121,7 @@ func WriteACR(w io.Writer, r *ACRReport) error {
 	}
 	var checkCharts []template.HTML
 	if c := r.Check; c != nil && c.Pairs > 0 {
-		iv := func(name string, e metrics.Estimate) Interval {
+		iv := func(name string, e metrics.Figure) Interval {
 			row := Interval{Name: name, Defined: e.Value.Defined(), Value: e.Value.V, Lo: e.Value.V, Hi: e.Value.V}
 			if e.CI != nil && e.CI.Defined() {
 				row.Lo, row.Hi = e.CI.Lo, e.CI.Hi

@@ -87,7 +87,7 @@ var calTmpl = template.Must(template.New("calibration").Funcs(template.FuncMap{
 		return fmt.Sprintf("%.3f", v.V)
 	},
 	"interval":    func(iv *metrics.Interval) string { return ciText(iv, 3) },
-	"fig":         func(e *judge.Evaluation, name string) judge.Figure { return e.Figures[name] },
+	"fig":         func(e *judge.Evaluation, name string) metrics.Figure { return e.Figures[name] },
 	"failAbstain": func(r *refine.Result) string { return pct(r.Teacher.AbstainByLabel[record.Fail]) },
 }).Parse(calibrationHTML))
 
@@ -267,7 +267,7 @@ func WriteCalibrationMarkdown(w io.Writer, r *CalibrationReport) error {
 		}
 		return fmt.Sprintf("%.3f", v.V)
 	}
-	ci := func(f judge.Figure) string {
+	ci := func(f metrics.Figure) string {
 		if f.CI == nil || !f.CI.Defined() {
 			return ""
 		}

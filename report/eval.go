@@ -38,7 +38,7 @@ type EvalSection struct {
 // Comparison is the paired difference A minus B.
 type Comparison struct {
 	A, B    string
-	Figures map[string]judge.Figure
+	Figures map[string]metrics.Figure
 	// Note says what is compared (e.g. a version's transfer to a model).
 	Note string
 }
@@ -58,7 +58,7 @@ var evalTmpl = template.Must(template.New("eval").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%d of %d", iv.Dropped, iv.Resamples)
 	},
-	"fig": func(figs map[string]judge.Figure, name string) *judge.Figure {
+	"fig": func(figs map[string]metrics.Figure, name string) *metrics.Figure {
 		if f, ok := figs[name]; ok {
 			return &f
 		}
@@ -68,10 +68,10 @@ var evalTmpl = template.Must(template.New("eval").Funcs(template.FuncMap{
 		c := e.Metrics.Confusion
 		return Confusion("Confusion matrix", "outcome", "judge says", []string{"fail", "pass"}, [][]int{{c[0][0], c[0][1]}, {c[1][0], c[1][1]}})
 	},
-	"intervals": func(figs map[string]judge.Figure, names []string) template.HTML {
+	"intervals": func(figs map[string]metrics.Figure, names []string) template.HTML {
 		return IntervalChart("Metrics with 95% intervals", intervalRows(figs, names), -0.25, 1)
 	},
-	"intervalsRange": func(figs map[string]judge.Figure, names []string, lo, hi float64) template.HTML {
+	"intervalsRange": func(figs map[string]metrics.Figure, names []string, lo, hi float64) template.HTML {
 		return IntervalChart("Differences with paired 95% intervals", intervalRows(figs, names), lo, hi)
 	},
 	"sweepChart": func(pts []metrics.SweepPoint) template.HTML {
@@ -92,7 +92,7 @@ var evalTmpl = template.Must(template.New("eval").Funcs(template.FuncMap{
 	},
 }).Parse(evalHTML))
 
-func intervalRows(figs map[string]judge.Figure, names []string) []Interval {
+func intervalRows(figs map[string]metrics.Figure, names []string) []Interval {
 	var rows []Interval
 	for _, n := range names {
 		fg, ok := figs[n]

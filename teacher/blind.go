@@ -133,20 +133,20 @@ type BlindStats struct {
 	// was shown the label; RationalisationRate is Rationalised/Contrary
 	// (how often it explains a label it would not have predicted), with a
 	// Wilson interval.
-	Rationalised        int              `json:"rationalised"`
-	RationalisationRate metrics.Estimate `json:"rationalisation_rate"`
+	Rationalised        int            `json:"rationalised"`
+	RationalisationRate metrics.Figure `json:"rationalisation_rate"`
 	// ByLabel and ByStatus are the rate by recorded label and status.
-	ByLabel  map[record.Label]metrics.Estimate  `json:"rationalisation_rate_by_label"`
-	ByStatus map[record.Status]metrics.Estimate `json:"rationalisation_rate_by_status"`
+	ByLabel  map[record.Label]metrics.Figure  `json:"rationalisation_rate_by_label"`
+	ByStatus map[record.Status]metrics.Figure `json:"rationalisation_rate_by_status"`
 	// KeptContrary is the share of the teacher's keeps that explain a
 	// label it would not have predicted.
-	KeptContrary metrics.Estimate `json:"kept_contrary_share"`
+	KeptContrary metrics.Figure `json:"kept_contrary_share"`
 }
 
 // SummariseBlind compares a teacher's blind predictions with its informed
 // decisions about the same records.
 func SummariseBlind(rs []*record.Record, model string, preds []Prediction, ds []Decision, level float64) BlindStats {
-	st := BlindStats{Model: model, ByLabel: map[record.Label]metrics.Estimate{}, ByStatus: map[record.Status]metrics.Estimate{}}
+	st := BlindStats{Model: model, ByLabel: map[record.Label]metrics.Figure{}, ByStatus: map[record.Status]metrics.Figure{}}
 	pred := map[string]Prediction{}
 	for _, p := range preds {
 		pred[p.RecordID] = p
@@ -188,12 +188,12 @@ func SummariseBlind(rs []*record.Record, model string, preds []Prediction, ds []
 			byStatus[r.Outcome.Status].k++
 		}
 	}
-	rate := func(k, n int) metrics.Estimate {
+	rate := func(k, n int) metrics.Figure {
 		if n == 0 {
-			return metrics.Estimate{Value: metrics.Undef("no records"), Undefined: "no records"}
+			return metrics.Figure{Value: metrics.Undef("no records"), Undefined: "no records"}
 		}
 		iv := metrics.Wilson(k, n, level)
-		return metrics.Estimate{Value: metrics.Def(float64(k) / float64(n)), CI: &iv}
+		return metrics.Figure{Value: metrics.Def(float64(k) / float64(n)), CI: &iv}
 	}
 	st.RationalisationRate = rate(st.Rationalised, st.Contrary)
 	st.KeptContrary = rate(keptContrary, keeps)

@@ -195,11 +195,11 @@ type MemberStats struct {
 // PairAgreement is how two teachers agree on their actions (keep,
 // abstain, correct) over the records both decided.
 type PairAgreement struct {
-	A        string           `json:"a"`
-	B        string           `json:"b"`
-	Records  int              `json:"records"`
-	Observed metrics.Value    `json:"observed_agreement"`
-	ScottPi  metrics.Estimate `json:"scott_pi"`
+	A        string         `json:"a"`
+	B        string         `json:"b"`
+	Records  int            `json:"records"`
+	Observed metrics.Value  `json:"observed_agreement"`
+	ScottPi  metrics.Figure `json:"scott_pi"`
 }
 
 // PanelStats describe a panel's teachers and how they agree.
@@ -208,7 +208,7 @@ type PanelStats struct {
 	Teachers []MemberStats   `json:"teachers"`
 	Pairwise []PairAgreement `json:"pairwise"`
 	// FleissKappa is over the records every teacher decided.
-	FleissKappa metrics.Estimate `json:"fleiss_kappa"`
+	FleissKappa metrics.Figure `json:"fleiss_kappa"`
 	// SameFamily is set when every teacher is of the judge's model
 	// family: their agreement then says little about sycophancy.
 	SameFamily bool   `json:"same_family_as_judge"`

@@ -57,17 +57,17 @@ type agreementSummary struct {
 	Skipped    int      `json:"skipped_missing"`
 	Categories []string `json:"categories,omitempty"`
 
-	ObservedAgreement *metrics.Estimate `json:"observed_agreement,omitempty"`
-	ScottPi           *metrics.Estimate `json:"scott_pi,omitempty"`
-	CohenKappa        *metrics.Estimate `json:"cohen_kappa,omitempty"`
-	BennettS          *metrics.Estimate `json:"bennett_s,omitempty"`
-	Alpha             *alphaEstimate    `json:"krippendorff_alpha"`
+	ObservedAgreement *metrics.Figure `json:"observed_agreement,omitempty"`
+	ScottPi           *metrics.Figure `json:"scott_pi,omitempty"`
+	CohenKappa        *metrics.Figure `json:"cohen_kappa,omitempty"`
+	BennettS          *metrics.Figure `json:"bennett_s,omitempty"`
+	Alpha             *alphaEstimate  `json:"krippendorff_alpha"`
 
 	Classification *metrics.Classification `json:"classification,omitempty"`
 }
 
 type alphaEstimate struct {
-	metrics.Estimate
+	metrics.Figure
 	Level string `json:"level"`
 }
 
@@ -168,14 +168,14 @@ func (a *app) agreement(file string, f agreementFlags) error {
 }
 
 // estimate computes a statistic with its interval (none when resamples is 0).
-func estimate(n int, stat metrics.Statistic, opt metrics.BootstrapOptions) *metrics.Estimate {
+func estimate(n int, stat metrics.Statistic, opt metrics.BootstrapOptions) *metrics.Figure {
 	if opt.Resamples == 0 {
 		all := make([]int, n)
 		for i := range all {
 			all[i] = i
 		}
 		v := stat(all)
-		return &metrics.Estimate{Value: v, Undefined: v.Undefined}
+		return &metrics.Figure{Value: v, Undefined: v.Undefined}
 	}
 	e := metrics.WithCI(n, stat, opt)
 	return &e
@@ -231,7 +231,7 @@ func pairAgreement(rows []tableRow, f agreementFlags, level metrics.Level, opt m
 		}
 		return metrics.Alpha(units, level)
 	}
-	sum.Alpha = &alphaEstimate{Estimate: *estimate(n, alphaStat, opt), Level: level.String()}
+	sum.Alpha = &alphaEstimate{Figure: *estimate(n, alphaStat, opt), Level: level.String()}
 	pred := make([]int, n)
 	copy(pred, bi)
 	sum.Classification = metrics.Classify(ai, pred, cats)
@@ -301,7 +301,7 @@ func coderAgreement(file string, rows []tableRow, f agreementFlags, level metric
 		}
 		return metrics.Alpha(sel, level)
 	}
-	sum.Alpha = &alphaEstimate{Estimate: *estimate(len(units), stat, opt), Level: level.String()}
+	sum.Alpha = &alphaEstimate{Figure: *estimate(len(units), stat, opt), Level: level.String()}
 	return sum, nil
 }
 
@@ -312,7 +312,7 @@ func (a *app) printAgreement(s *agreementSummary) {
 	}
 	fmt.Fprintln(a.stdout)
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	line := func(name string, e *metrics.Estimate) {
+	line := func(name string, e *metrics.Figure) {
 		if e == nil {
 			return
 		}
@@ -326,7 +326,7 @@ func (a *app) printAgreement(s *agreementSummary) {
 	line("Scott's pi", s.ScottPi)
 	line("Cohen's kappa", s.CohenKappa)
 	line("Bennett's S", s.BennettS)
-	line("Krippendorff's alpha ("+s.Alpha.Level+")", &s.Alpha.Estimate)
+	line("Krippendorff's alpha ("+s.Alpha.Level+")", &s.Alpha.Figure)
 	tw.Flush()
 	c := s.Classification
 	if c == nil {

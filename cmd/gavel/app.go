@@ -17,6 +17,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/run"
 	"github.com/gavelhq/gavel/store"
 )
 
@@ -97,8 +99,8 @@ func editDistance(a, b string) int {
 	return int(math.Round(bench.EditDistance(strings.Split(a, ""), strings.Split(b, "")) * float64(n)))
 }
 
-// run executes gavel with args and returns the process exit code.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// execute runs gavel with args and returns the process exit code.
+func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, progress: isTerminal(stderr)}
 	root := a.rootCmd()
 	root.SetArgs(args)
@@ -113,6 +115,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// A provider that kept failing for reasons that pass: resumable.
 		err = stopped(err, 0)
 	}
+	err = cliWording(err)
 	code := exitFailed
 	var ue usageError
 	var se stoppedError
@@ -244,4 +247,43 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// env is the use cases' environment over a store and a model service, with
+// progress on stderr.
+func (a *app) env(db store.Store, svc *llm.Service) *run.Env {
+	return &run.Env{Store: db, Client: svc, Stats: svc.Stats,
+		Progress: func(label string, total int) run.Progress { return a.newProgress(label, total) }}
+}
+
+// flagNames are the flags of configuration fields whose names differ.
+var flagNames = map[string]string{"tune_on": "tune-threshold-on"}
+
+// flagError is an error reworded for the command line; its chain is the
+// original's.
+type flagError struct {
+	msg string
+	err error
+}
+
+func (e flagError) Error() string { return e.msg }
+func (e flagError) Unwrap() error { return e.err }
+
+// cliWording names the flag of the configuration field an application
+// error is about ("field tune_on: ..." becomes "--tune-threshold-on: ..."):
+// the packages below speak of fields, the command line of flags.
+func cliWording(err error) error {
+	var de *deploy.Error
+	if !errors.As(err, &de) || de.Field == "" {
+		return err
+	}
+	rest, ok := strings.CutPrefix(de.Msg, "field "+de.Field+": ")
+	if !ok {
+		return err
+	}
+	flag := flagNames[de.Field]
+	if flag == "" {
+		flag = strings.ReplaceAll(de.Field, "_", "-")
+	}
+	return flagError{strings.Replace(err.Error(), de.Msg, "--"+flag+": "+rest, 1), err}
 }

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/report"
+	"github.com/gavelhq/gavel/run"
 	"github.com/gavelhq/gavel/store"
 )
 
@@ -310,69 +309,6 @@ type evalFlags struct {
 	failUnder  float64
 }
 
-// evalOutput is the --json summary of eval; its field names are a contract.
-type evalOutput struct {
-	Judge     string    `json:"judge"`
-	Prompt    string    `json:"prompt"`
-	Model     string    `json:"model"`
-	Split     string    `json:"split"`
-	Simulated bool      `json:"simulated"`
-	N         int       `json:"n"`
-	Invalid   int       `json:"invalid"`
-	Threshold int       `json:"threshold,omitempty"`
-	Confusion [2][2]int `json:"confusion"`
-	// ConfusionByLabel is the same matrix labelled: outcome, then verdict.
-	ConfusionByLabel map[string]map[string]int `json:"confusion_by_label"`
-	Figures          map[string]judge.Figure   `json:"-"`
-	Thresholds       []thresholdRow            `json:"thresholds,omitempty"`
-	Tuned            *tunedOutput              `json:"tuned,omitempty"`
-	Compare          *compareOutput            `json:"compare,omitempty"`
-	Transfer         *transferOutput           `json:"transfer,omitempty"`
-	Calls            llm.RunStats              `json:"calls"`
-}
-
-// transferOutput is a stored prompt version evaluated with a model (maybe
-// not the one it was calibrated with) beside the original it descends
-// from, on the same model and records: the paired gain says whether the
-// calibration carries over.
-type transferOutput struct {
-	Version        string       `json:"version"`
-	Original       string       `json:"original"`
-	Model          string       `json:"model"`
-	CalibratedWith []string     `json:"calibrated_with,omitempty"`
-	Gain           judge.Figure `json:"gain"`
-	// Figures are the version's, OriginalFigures the original's.
-	OriginalFigures map[string]judge.Figure `json:"original_figures"`
-	Difference      map[string]judge.Figure `json:"difference"`
-}
-
-type thresholdRow struct {
-	Threshold     float64       `json:"threshold"`
-	ScottPi       metrics.Value `json:"scott_pi"`
-	CohenKappa    metrics.Value `json:"cohen_kappa"`
-	Accuracy      metrics.Value `json:"accuracy"`
-	FailPrecision metrics.Value `json:"fail_precision"`
-	FailRecall    metrics.Value `json:"fail_recall"`
-	PassRecall    metrics.Value `json:"pass_recall"`
-	// ScottPiCI is Scott's pi's 95% interval at this threshold.
-	ScottPiCI *metrics.Interval `json:"scott_pi_ci,omitempty"`
-}
-
-type tunedOutput struct {
-	On        string                  `json:"on"`
-	Metric    string                  `json:"metric"`
-	Threshold int                     `json:"threshold"`
-	OnValue   metrics.Value           `json:"on_value"`
-	Test      map[string]judge.Figure `json:"test"`
-}
-
-type compareOutput struct {
-	Judge      string                  `json:"judge"`
-	Prompt     string                  `json:"prompt"`
-	Figures    map[string]judge.Figure `json:"figures"`
-	Difference map[string]judge.Figure `json:"difference"`
-}
-
 func (a *app) evalCmd() *cobra.Command {
 	var f evalFlags
 	cmd := &cobra.Command{
@@ -408,250 +344,73 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.resamples < 1 {
-		return usagef("--resamples must be at least 1")
-	}
-	if _, err := (&metrics.Binary{}).Metric(f.tuneMetric); err != nil {
-		return usagef("--tune-metric: %v", err)
-	}
-	if (f.tuneOn != "" || f.threshold != 0) && s.Kind != judge.Rubric {
-		return usagef("--threshold and --tune-threshold-on are for rubric judges; %s is %s", s.Name, s.Kind)
-	}
-	if f.threshold < 0 || f.threshold > len(s.Checks) {
-		return usagef("--threshold %d: %s has %d checks, so a threshold is 1 to %d", f.threshold, s.Name, len(s.Checks), len(s.Checks))
-	}
 	var other *judge.Spec
 	if f.compare != "" {
-		if f.version != "" {
-			return usagef("--version compares the version with its original; give --compare apart")
-		}
 		if other, err = f.loadJudge(f.compare); err != nil {
 			return err
 		}
+	}
+	ex, err := record.ParseStatuses(f.excludeStatus)
+	if err != nil {
+		return usagef("--exclude-status: %v", err)
 	}
 	db, err := a.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	var transfer *transferOutput
-	if f.version != "" {
-		pv, root, err := lineage(ctx, db, f.version)
-		if err != nil {
-			return err
-		}
-		if pv.Judge != s.Name {
-			return usagef("--version %.12s is a version of %s, not of --judge %s", pv.Hash, pv.Judge, s.Name)
-		}
-		s, other = pv.Spec, root.Spec
-		transfer = &transferOutput{Version: pv.Hash, Original: root.Hash, Model: f.model}
-		cals, err := db.Calibrations(ctx, s.Name)
-		if err != nil {
-			return err
-		}
-		for _, c := range cals {
-			if c.Selected == pv.Hash && !slices.Contains(transfer.CalibratedWith, c.Model) {
-				transfer.CalibratedWith = append(transfer.CalibratedWith, c.Model)
-			}
-		}
-	}
-	rs, err := loadRecords(ctx, db, f.split, f.excludeStatus)
-	rs = first(rs, f.limit)
-	if err == nil {
-		err = f.checkRecords(rs)
-	}
+	e, err := run.PrepareEval(ctx, db, run.EvalConfig{Judge: s, Model: f.model, Split: f.split, ExcludeStatus: ex, Limit: f.limit,
+		Threshold: f.threshold, TuneOn: f.tuneOn, TuneMetric: f.tuneMetric, Compare: other, Version: f.version,
+		Resamples: f.resamples, Seed: f.seed, Concurrency: f.concurrency, Simulated: isSim(f.model), GavelVersion: buildVersion().Version,
+		CheckRecords: func(rs []*record.Record) error { return f.checkRecords(rs) }})
 	if err != nil {
 		return err
-	}
-	var trainRS []*record.Record
-	if f.tuneOn != "" {
-		if trainRS, err = loadRecords(ctx, db, f.tuneOn, f.excludeStatus); err != nil {
-			return err
-		}
 	}
 	if f.dryRun {
 		if strings.TrimSpace(f.model) == "" {
 			return errNoModel
 		}
-		return a.dryRun(ctx, &f.modelFlags, db, func(p *llm.Plan, c llm.Cache) error {
-			if err := judge.PlanRun(ctx, p, c, s, f.model, rs, s.Name+" on "+f.split); err != nil {
-				return err
-			}
-			if trainRS != nil {
-				if err := judge.PlanRun(ctx, p, c, s, f.model, trainRS, s.Name+" on "+f.tuneOn+" (threshold)"); err != nil {
-					return err
-				}
-			}
-			if other != nil {
-				return judge.PlanRun(ctx, p, c, other, f.model, rs, other.Name+" on "+f.split)
-			}
-			return nil
-		})
+		return a.dryRun(ctx, &f.modelFlags, db, func(p *llm.Plan, c llm.Cache) error { return e.Plan(ctx, p, c) })
 	}
 	svc, err := f.service(db, registry())
 	if err != nil {
 		return err
 	}
-	boot := metrics.BootstrapOptions{Resamples: f.resamples, Seed: f.seed}
-
-	// Every model call first, so that an offline run records all its
-	// pending requests and stops once, at this stage boundary.
-	var pending error
-	run := func(sp *judge.Spec, records []*record.Record) (map[string]judge.Verdict, error) {
-		vs, err := a.judgeRecords(ctx, db, svc, sp, f.model, records, f.concurrency)
-		if errors.Is(err, llm.ErrPending) {
-			pending = err
-			return nil, nil
-		}
-		return vs, err
-	}
-	vs, err := run(s, rs)
+	out, err := e.Run(ctx, a.env(db, svc))
 	if err != nil {
-		return err
+		return stopped(err, svc.Stats().Pending)
 	}
-	var trainVS, otherVS map[string]judge.Verdict
-	if trainRS != nil {
-		if trainVS, err = run(s, trainRS); err != nil {
-			return err
-		}
-	}
-	if other != nil {
-		if otherVS, err = run(other, rs); err != nil {
-			return err
-		}
-	}
-	if pending != nil {
-		return stopped(pending, svc.Stats().Pending)
-	}
-
-	e, err := judge.Evaluate(s, f.model, rs, vs, f.threshold, boot)
-	if err != nil {
-		return err
-	}
-	out := evalOutput{Judge: s.Name, Prompt: e.Prompt, Model: f.model, Split: f.split, Simulated: isSim(f.model),
-		N: e.N, Invalid: e.Invalid, Threshold: e.Threshold, Confusion: e.Metrics.Confusion, Figures: e.Figures,
-		ConfusionByLabel: labelled(e.Metrics.Confusion)}
-	for _, p := range e.Sweep {
-		m := p.Metrics
-		out.Thresholds = append(out.Thresholds, thresholdRow{p.Threshold, m.ScottPi, m.CohenKappa, m.Accuracy, m.FailPrecision, m.FailRecall, m.PassRecall, p.ScottPiCI})
-	}
-	rep := &report.EvalReport{
-		Title: fmt.Sprintf("%sJudge evaluation: %s on %s", simTag(f.model), s.Name, f.split), Simulated: isSim(f.model),
-		Split: f.split, Version: buildVersion().Version,
-		Intervals: fmt.Sprintf("percentile bootstrap, %d resamples of whole groups, seed %d", f.resamples, f.seed),
-		Sections:  []report.EvalSection{{Name: s.Name, Eval: e}},
-	}
-	if trainRS != nil {
-		te, err := judge.Evaluate(s, f.model, trainRS, trainVS, 0, metrics.BootstrapOptions{Resamples: 1})
-		if err != nil {
-			return err
-		}
-		th, onValue, err := te.TuneThreshold(f.tuneMetric)
-		if err != nil {
-			return err
-		}
-		tuned, err := judge.Evaluate(s, f.model, rs, vs, th, boot)
-		if err != nil {
-			return err
-		}
-		out.Tuned = &tunedOutput{On: f.tuneOn, Metric: f.tuneMetric, Threshold: th, OnValue: onValue, Test: tuned.Figures}
-		rep.Sections = append(rep.Sections, report.EvalSection{Name: s.Name + " with its threshold tuned on " + f.tuneOn, Eval: tuned,
-			Note: fmt.Sprintf("Threshold %d had the best %s on %s (%s).", th, f.tuneMetric, f.tuneOn, onValue)})
-	}
-	if other != nil {
-		oe, err := judge.Evaluate(other, f.model, rs, otherVS, 0, boot)
-		if err != nil {
-			return err
-		}
-		diff, err := e.Compare(oe, boot)
-		if err != nil {
-			return err
-		}
-		if transfer != nil {
-			transfer.Gain, transfer.OriginalFigures, transfer.Difference = diff["scott_pi"], oe.Figures, diff
-			out.Transfer = transfer
-			rep.Sections[0].Name = fmt.Sprintf("version %.12s", transfer.Version)
-			rep.Sections = append(rep.Sections, report.EvalSection{Name: fmt.Sprintf("original %.12s", transfer.Original), Eval: oe})
-			note := fmt.Sprintf("Version %.12s against the original prompt it descends from, both with %s on the same records.", transfer.Version, f.model)
-			if len(transfer.CalibratedWith) > 0 {
-				note += fmt.Sprintf(" It was selected by a calibration with %s", strings.Join(transfer.CalibratedWith, ", "))
-				if !slices.Contains(transfer.CalibratedWith, f.model) {
-					note += ": this is its transfer to another model"
-				}
-				note += "."
-			}
-			rep.Comparison = &report.Comparison{A: fmt.Sprintf("version %.12s", transfer.Version), B: "original", Figures: diff, Note: note}
-		} else {
-			out.Compare = &compareOutput{Judge: other.Name, Prompt: oe.Prompt, Figures: oe.Figures, Difference: diff}
-			rep.Sections = append(rep.Sections, report.EvalSection{Name: other.Name, Eval: oe})
-			rep.Comparison = &report.Comparison{A: s.Name, B: other.Name, Figures: diff}
-		}
-	}
-	out.Calls = svc.Stats()
 	if f.reportFile != "" {
-		if err := writeAtomic(f.reportFile, a.stdout, func(w io.Writer) error { return report.WriteEval(w, rep) }); err != nil {
+		if err := writeAtomic(f.reportFile, a.stdout, func(w io.Writer) error { return report.WriteEval(w, out.Report) }); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 	}
 	if a.json {
-		if err := a.writeJSON(flatten(out)); err != nil {
+		if err := a.writeJSON(out); err != nil {
 			return err
 		}
 	} else {
-		a.printEval(&out, e)
+		a.printEval(out)
 		if f.reportFile != "" {
 			fmt.Fprintf(a.stderr, "report written to %s\n", f.reportFile)
 		}
 		a.printCalls(out.Calls)
 	}
 	if !math.IsNaN(f.failUnder) {
-		if pi := e.Metrics.ScottPi; !pi.Defined() || pi.V < f.failUnder {
+		if pi := out.Figures["scott_pi"].Value; !pi.Defined() || pi.V < f.failUnder {
 			return gateError{fmt.Errorf("gate failed: Scott's pi %s is under --fail-under-pi %g", pi, f.failUnder)}
 		}
 	}
 	return nil
 }
 
-// labelled names a confusion matrix's rows (outcome) and columns (verdict).
-func labelled(c [2][2]int) map[string]map[string]int {
-	return map[string]map[string]int{"fail": {"fail": c[0][0], "pass": c[0][1]}, "pass": {"fail": c[1][0], "pass": c[1][1]}}
-}
-
-// flatten puts each reported figure at the top level of the JSON summary
-// (scott_pi, cohen_kappa, ... each with value and ci), beside the rest.
-func flatten(out evalOutput) map[string]any {
-	m := map[string]any{
-		"judge": out.Judge, "prompt": out.Prompt, "model": out.Model, "split": out.Split, "simulated": out.Simulated,
-		"n": out.N, "invalid": out.Invalid, "confusion": out.Confusion, "confusion_by_label": out.ConfusionByLabel, "calls": out.Calls,
-	}
-	if out.Threshold != 0 {
-		m["threshold"] = out.Threshold
-	}
-	if out.Thresholds != nil {
-		m["thresholds"] = out.Thresholds
-	}
-	if out.Tuned != nil {
-		m["tuned"] = out.Tuned
-	}
-	if out.Compare != nil {
-		m["compare"] = out.Compare
-	}
-	if out.Transfer != nil {
-		m["transfer"] = out.Transfer
-	}
-	for k, v := range out.Figures {
-		m[k] = v
-	}
-	return m
-}
-
-func (a *app) printEval(out *evalOutput, e *judge.Evaluation) {
+func (a *app) printEval(out *run.EvalResult) {
 	fmt.Fprintf(a.stdout, "%s%s (prompt %.12s) with %s on %s: %d records, %d invalid", simTag(out.Model), out.Judge, out.Prompt, out.Model, out.Split, out.N, out.Invalid)
 	if out.Threshold != 0 {
 		fmt.Fprintf(a.stdout, ", threshold %d", out.Threshold)
 	}
 	fmt.Fprintln(a.stdout)
-	printFigures := func(figs map[string]judge.Figure) {
+	printFigures := func(figs map[string]metrics.Figure) {
 		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 		for _, name := range judge.ReportedMetrics {
 			fg := figs[name]

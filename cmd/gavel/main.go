@@ -25,7 +25,7 @@ func main() {
 			pprof.StartCPUProfile(f) // written by StopCPUProfile; the file closes with the process
 		}
 	}
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := execute(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	pprof.StopCPUProfile()
 	stop()
 	os.Exit(code)

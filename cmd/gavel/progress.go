@@ -82,3 +82,9 @@ func (p *progress) done() {
 		fmt.Fprintf(p.a.stderr, "%s: done, %d in %s\n", p.label, p.n, time.Since(p.start).Round(time.Second))
 	}
 }
+
+// Update implements run.Progress.
+func (p *progress) Update(n int) { p.update(n) }
+
+// Done implements run.Progress.
+func (p *progress) Done() { p.done() }

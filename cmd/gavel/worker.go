@@ -14,21 +14,17 @@ import (
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/queue"
 	"github.com/gavelhq/gavel/store"
+	"github.com/gavelhq/gavel/store/sqldb"
 )
 
-// sqlStore is a store on a database server, which a queue can share.
-type sqlStore interface {
-	SQL() *sql.DB
-	Dialect() string
-}
-
-// queueDB is the store's database when a queue can run on it.
-func queueDB(db store.Store) (*sql.DB, error) {
-	s, ok := db.(sqlStore)
-	if !ok || s.Dialect() != "postgres" {
-		return nil, usagef("the work queue runs on a PostgreSQL store: give --db postgres://... (or GAVEL_DB)")
+// queueDB is the store's database and its connection string when a
+// queue can run on it.
+func queueDB(db store.Store) (*sql.DB, string, error) {
+	s, ok := db.(*sqldb.DB)
+	if !ok || s.Dialect() != "postgres" || s.ConnString == "" {
+		return nil, "", usagef("the work queue runs on a PostgreSQL store: give --db postgres://... (or GAVEL_DB)")
 	}
-	return s.SQL(), nil
+	return s.SQL(), s.ConnString, nil
 }
 
 // queueFlags tune the units of the work queue.
@@ -45,7 +41,7 @@ func (q *queueFlags) register(fl *pflag.FlagSet) {
 // working up to jobs units with the model settings of m; stop cancels the
 // units in hand (they run again elsewhere) and frees the runner.
 func startQueue(ctx context.Context, db store.Store, jobs int, m modelFlags, q queueFlags) (*queue.Runner, func(), error) {
-	sqlDB, err := queueDB(db)
+	sqlDB, conn, err := queueDB(db)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -55,7 +51,7 @@ func startQueue(ctx context.Context, db store.Store, jobs int, m modelFlags, q q
 	router := modelRouter(db, registry(), m)
 	env := &queue.Env{Results: db.BenchResults(), Cache: db.Cache(), Executions: db.Executions(), Model: router.Client,
 		Load: func(path, lang string) ([]*problems.Problem, error) { return loadProblems(path, lang) }}
-	r, err := queue.Start(ctx, sqlDB, env, jobs, queue.Options{UnitTimeout: q.unitTimeout, RescueAfter: q.rescueAfter})
+	r, err := queue.Start(ctx, sqlDB, conn, env, jobs, queue.Options{UnitTimeout: q.unitTimeout, RescueAfter: q.rescueAfter})
 	if err != nil {
 		env.Close()
 		return nil, nil, err

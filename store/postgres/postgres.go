@@ -96,5 +96,6 @@ func Open(ctx context.Context, dsn string) (*sqldb.DB, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("open store %s: %w", Redact(dsn), err)
 	}
+	db.ConnString = dsn
 	return db, nil
 }

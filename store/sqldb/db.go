@@ -51,6 +51,10 @@ type DB struct {
 	// ImportMemoryLimit is how many bytes of record bodies an import
 	// holds in memory before it stages them (default 64 MiB).
 	ImportMemoryLimit int
+	// ConnString is how a second client reaches the same database (the
+	// work queue's pgx pool), password included: set by store/postgres,
+	// empty for SQLite. Never shown.
+	ConnString string `json:"-"`
 	// WriteHitsThrough counts each cache hit with an UPDATE of its own, as
 	// the store did before 2026-12-01, instead of in memory (for
 	// comparison).

@@ -1,0 +1,196 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gavelhq/gavel/deploy"
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/record"
+)
+
+// ResultVersion is the version of the results' shape, in each top-level
+// result's result_version field: it changes when a field is renamed or
+// removed (adding one keeps it).
+const ResultVersion = 1
+
+// Store is what the use cases read and write.
+type Store interface {
+	record.Store
+	judge.Store
+	Prompt(ctx context.Context, hash string) (*judge.PromptVersion, error)
+	Calibrations(ctx context.Context, judgeName string) ([]deploy.Calibration, error)
+}
+
+// Progress reports one stage's progress.
+type Progress interface {
+	Update(done int)
+	Done()
+}
+
+// Env is what a use case runs with.
+type Env struct {
+	Store  Store
+	Client llm.Client
+	// Stats reports the model layer's counts, for a result's calls.
+	Stats func() llm.RunStats
+	// Progress starts the report of a stage of total steps (nil: none).
+	Progress func(label string, total int) Progress
+}
+
+type noProgress struct{}
+
+func (noProgress) Update(int) {}
+func (noProgress) Done()      {}
+
+func (e *Env) progress(label string, total int) Progress {
+	if e.Progress == nil {
+		return noProgress{}
+	}
+	return e.Progress(label, total)
+}
+
+func (e *Env) stats() llm.RunStats {
+	if e.Stats == nil {
+		return llm.RunStats{}
+	}
+	return e.Stats()
+}
+
+var errEnough = errors.New("enough records")
+
+// Records reads the records of a split part (NAME:PART), leaving out
+// those with the given statuses, the first limit of them when limit > 0.
+// field names the configuration field of ref in errors.
+func Records(ctx context.Context, st record.Store, field, ref string, exclude []record.Status, limit int) ([]*record.Record, error) {
+	if ref == "" {
+		return nil, deploy.FieldErrorf(field, "a split part NAME:PART is needed (make a split with 'gavel split NAME')")
+	}
+	name, part, err := record.ParseSplitRef(ref)
+	if err != nil {
+		return nil, deploy.FieldErrorf(field, "%v", err)
+	}
+	if part == "" {
+		return nil, deploy.FieldErrorf(field, "%s: say which part, e.g. %s:test (or %s:train, %s:val)", ref, name, name, name)
+	}
+	var rs []*record.Record
+	err = st.Records(ctx, record.Filter{Split: name, Part: part, ExcludeStatus: exclude}, func(r *record.Record) error {
+		rs = append(rs, r)
+		if limit > 0 && len(rs) == limit {
+			return errEnough // the rest is not read
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errEnough) {
+		return nil, err
+	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("split %s has no records", ref)
+	}
+	return rs, nil
+}
+
+// CheckContextInputs refuses a judge input context.KEY that no record
+// has: the judge would be shown nothing under that name.
+func CheckContextInputs(s *judge.Spec, rs []*record.Record) error {
+	for _, in := range s.Inputs {
+		key, ok := strings.CutPrefix(in, "context.")
+		if !ok {
+			continue
+		}
+		found := false
+		for _, r := range rs {
+			if _, ok := r.Context[key]; ok {
+				found = true
+				break
+			}
+		}
+		if !found && len(rs) > 0 {
+			return deploy.FieldErrorf("inputs", "%s: none of the %d records has a context entry %q", in, len(rs), key)
+		}
+	}
+	return nil
+}
+
+// Lineage reads a stored prompt version and the original it descends from
+// (the root of its parents).
+func Lineage(ctx context.Context, st Store, hash string) (*judge.PromptVersion, *judge.PromptVersion, error) {
+	pv, err := st.Prompt(ctx, hash)
+	if err != nil {
+		if errors.Is(err, record.ErrNotFound) {
+			return nil, nil, &deploy.Error{Code: deploy.NotFound, Field: "version", Msg: err.Error(), Err: err}
+		}
+		return nil, nil, err
+	}
+	root := pv
+	for depth := 0; root.Parent != ""; depth++ {
+		if depth > 1000 {
+			return nil, nil, fmt.Errorf("version %.12s: its lineage does not end", pv.Hash)
+		}
+		if root, err = st.Prompt(ctx, root.Parent); err != nil {
+			return nil, nil, fmt.Errorf("version %.12s: parent: %w", pv.Hash, err)
+		}
+	}
+	return pv, root, nil
+}
+
+// JudgeRecords runs a judge over records through the client, stores its
+// prompt version and verdicts, and returns the verdicts by record. Every
+// record is tried before it stops: with requests pending (offline) it
+// returns an llm.PendingError once they are all recorded.
+func JudgeRecords(ctx context.Context, env *Env, s *judge.Spec, model string, rs []*record.Record, concurrency int) (map[string]judge.Verdict, error) {
+	if err := env.Store.SavePrompt(ctx, judge.VersionOf(s)); err != nil {
+		return nil, err
+	}
+	prog := env.progress(fmt.Sprintf("judge %s (%s): records", s.Name, s.ShortVersion()), len(rs))
+	res, runErr := judge.Run(ctx, env.Client, s, model, rs, judge.RunOptions{Concurrency: concurrency,
+		Progress: func(done, _ int) { prog.Update(done) }})
+	prog.Done()
+	if res != nil && len(res.Verdicts) > 0 {
+		// What was judged is kept, even when the run stopped early.
+		if err := env.Store.SaveVerdicts(context.WithoutCancel(ctx), res.Verdicts); err != nil {
+			return nil, err
+		}
+	}
+	if runErr != nil {
+		return nil, runErr
+	}
+	if res.Pending > 0 {
+		return nil, &llm.PendingError{N: res.Pending}
+	}
+	if len(res.Failed) > 0 {
+		return nil, fmt.Errorf("%d of %d records could not be judged (rerun to retry them; the others are kept); first: %w",
+			len(res.Failed), len(rs), res.Failed[0])
+	}
+	out := make(map[string]judge.Verdict, len(res.Verdicts))
+	for _, v := range res.Verdicts {
+		out[v.RecordID] = v
+	}
+	return out, nil
+}
+
+// stages runs judging steps one after another, going on past a stop with
+// requests pending so that an offline run records all of a stage's
+// requests before it stops; Err is then one PendingError for them all.
+type stages struct {
+	pending int
+}
+
+func (s *stages) judge(ctx context.Context, env *Env, sp *judge.Spec, model string, rs []*record.Record, concurrency int) (map[string]judge.Verdict, error) {
+	vs, err := JudgeRecords(ctx, env, sp, model, rs, concurrency)
+	if n, ok := llm.Pending(err); ok {
+		s.pending += n
+		return nil, nil
+	}
+	return vs, err
+}
+
+func (s *stages) err() error {
+	if s.pending > 0 {
+		return &llm.PendingError{N: s.pending}
+	}
+	return nil
+}
