@@ -74,7 +74,7 @@ func Records(ctx context.Context, st record.Store, field, ref string, exclude []
 		return nil, deploy.FieldErrorf(field, "%v", err)
 	}
 	if part == "" {
-		return nil, deploy.FieldErrorf(field, "%s: say which part, e.g. %s:test (or %s:train, %s:val)", ref, name, name, name)
+		return nil, deploy.FieldErrorf(field, "%s: say which part to judge, e.g. %s:test (or %s:train, %s:val)", ref, name, name, name)
 	}
 	var rs []*record.Record
 	err = st.Records(ctx, record.Filter{Split: name, Part: part, ExcludeStatus: exclude}, func(r *record.Record) error {

@@ -17,21 +17,27 @@ import (
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/refine"
 	"github.com/gavelhq/gavel/report"
+	"github.com/gavelhq/gavel/run"
 	"github.com/gavelhq/gavel/store"
 	"github.com/gavelhq/gavel/teacher"
 )
 
-// loadParts reads a split's three parts.
-func loadParts(ctx context.Context, db store.Store, name string, exclude []string) (refine.Data, error) {
+// loadParts reads a split's three parts, the first limit of each when
+// limit > 0.
+func loadParts(ctx context.Context, db store.Store, name string, exclude []string, limit int) (refine.Data, error) {
 	if name == "" {
 		return refine.Data{}, usagef("--split NAME is needed (make one with 'gavel split NAME')")
 	}
 	if strings.Contains(name, ":") {
 		return refine.Data{}, usagef("--split takes the split's name; calibration uses its train, val and test parts")
 	}
+	ex, err := record.ParseStatuses(exclude)
+	if err != nil {
+		return refine.Data{}, usagef("--exclude-status: %v", err)
+	}
 	var d refine.Data
 	for _, p := range record.Parts {
-		rs, err := loadRecords(ctx, db, name+":"+string(p), exclude)
+		rs, err := run.Records(ctx, db, "split", name+":"+string(p), ex, limit)
 		if err != nil {
 			return d, fmt.Errorf("%w (calibration needs all three parts)", err)
 		}
@@ -344,8 +350,7 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 		return err
 	}
 	defer db.Close()
-	data, err := loadParts(ctx, db, f.split, f.excludeStatus)
-	data.Train, data.Val, data.Test = first(data.Train, f.limit), first(data.Val, f.limit), first(data.Test, f.limit)
+	data, err := loadParts(ctx, db, f.split, f.excludeStatus, f.limit)
 	if err == nil {
 		err = f.checkRecords(append(append(append([]*record.Record(nil), data.Train...), data.Val...), data.Test...), append(f.teachers(), f.editorModel)...)
 	}
@@ -685,7 +690,7 @@ the promotion gate measured (--fail-on-alert exits 1 then).`,
 			if ref != "" && !strings.Contains(ref, ":") {
 				ref += ":test"
 			}
-			rs, err := loadRecords(ctx, db, ref, f.excludeStatus)
+			rs, err := f.records(ctx, db, ref, 0)
 			if err == nil {
 				err = f.checkRecords(rs)
 			}
@@ -699,7 +704,7 @@ the promotion gate measured (--fail-on-alert exits 1 then).`,
 			all := map[string]map[string]judge.Verdict{}
 			var pending error
 			for _, s := range specs {
-				vs, err := a.judgeRecords(ctx, db, svc, s, f.model, rs, f.concurrency)
+				vs, err := run.JudgeRecords(ctx, a.env(db, svc), s, f.model, rs, f.concurrency)
 				if errors.Is(err, llm.ErrPending) {
 					pending = err
 					continue

@@ -217,7 +217,7 @@ func (a *app) runDemo(ctx context.Context, db store.Store, out string, n int, se
 	if err := db.SaveSplit(ctx, split, false); err != nil {
 		return nil, err
 	}
-	data, err := loadParts(ctx, db, "main", []string{"draft"})
+	data, err := loadParts(ctx, db, "main", []string{"draft"}, 0)
 	if err != nil {
 		return nil, err
 	}

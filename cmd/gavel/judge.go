@@ -30,11 +30,14 @@ type judgeFlags struct {
 }
 
 // first keeps the first limit records (all when limit <= 0).
-func first(rs []*record.Record, limit int) []*record.Record {
-	if limit > 0 && limit < len(rs) {
-		return rs[:limit]
+// records reads a split part's records with the statuses --exclude-status
+// names left out, the first limit of them when limit > 0.
+func (f *judgeFlags) records(ctx context.Context, db store.Store, ref string, limit int) ([]*record.Record, error) {
+	ex, err := record.ParseStatuses(f.excludeStatus)
+	if err != nil {
+		return nil, usagef("--exclude-status: %v", err)
 	}
-	return rs
+	return run.Records(ctx, db, "split", ref, ex, limit)
 }
 
 func (f *judgeFlags) register(a *app, cmd *cobra.Command) {
@@ -61,55 +64,6 @@ func (f *judgeFlags) loadJudge(name string) (*judge.Spec, error) {
 	return s, nil
 }
 
-// lineage reads a stored prompt version and the original it descends
-// from (the root of its parents).
-func lineage(ctx context.Context, db store.Store, hash string) (*judge.PromptVersion, *judge.PromptVersion, error) {
-	pv, err := db.Prompt(ctx, hash)
-	if err != nil {
-		return nil, nil, usagef("--version: %v", err)
-	}
-	root := pv
-	for depth := 0; root.Parent != ""; depth++ {
-		if depth > 1000 {
-			return nil, nil, fmt.Errorf("--version %.12s: its lineage does not end", pv.Hash)
-		}
-		if root, err = db.Prompt(ctx, root.Parent); err != nil {
-			return nil, nil, fmt.Errorf("--version %.12s: parent: %w", pv.Hash, err)
-		}
-	}
-	return pv, root, nil
-}
-
-// loadRecords reads the records of a split part.
-func loadRecords(ctx context.Context, db store.Store, ref string, exclude []string) ([]*record.Record, error) {
-	if ref == "" {
-		return nil, usagef("--split NAME:PART is needed (make one with 'gavel split NAME')")
-	}
-	name, part, err := record.ParseSplitRef(ref)
-	if err != nil {
-		return nil, usagef("--split: %v", err)
-	}
-	if part == "" {
-		return nil, usagef("--split %s: say which part to judge, e.g. %s:test (or %s:train, %s:val)", ref, name, name, name)
-	}
-	ex, err := record.ParseStatuses(exclude)
-	if err != nil {
-		return nil, usagef("--exclude-status: %v", err)
-	}
-	var rs []*record.Record
-	err = db.Records(ctx, record.Filter{Split: name, Part: part, ExcludeStatus: ex}, func(r *record.Record) error {
-		rs = append(rs, r)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(rs) == 0 {
-		return nil, fmt.Errorf("split %s has no records", ref)
-	}
-	return rs, nil
-}
-
 // judgeSetup is what the commands that judge a split part share: the
 // judge, the open store, the records and the model service. The caller
 // closes db.
@@ -118,28 +72,6 @@ type judgeSetup struct {
 	db   store.Store
 	rs   []*record.Record
 	svc  *llm.Service
-}
-
-// contextInputsExist refuses a judge input context.KEY that no record
-// has: the judge would be shown nothing under that name.
-func contextInputsExist(s *judge.Spec, rs []*record.Record) error {
-	for _, in := range s.Inputs {
-		key, ok := strings.CutPrefix(in, "context.")
-		if !ok {
-			continue
-		}
-		found := false
-		for _, r := range rs {
-			if _, ok := r.Context[key]; ok {
-				found = true
-				break
-			}
-		}
-		if !found && len(rs) > 0 {
-			return usagef("--inputs %s: none of the %d records has a context entry %q", in, len(rs), key)
-		}
-	}
-	return nil
 }
 
 func (a *app) setupJudge(ctx context.Context, f *judgeFlags) (*judgeSetup, error) {
@@ -151,13 +83,12 @@ func (a *app) setupJudge(ctx context.Context, f *judgeFlags) (*judgeSetup, error
 	if err != nil {
 		return nil, err
 	}
-	rs, err := loadRecords(ctx, db, f.split, f.excludeStatus)
-	rs = first(rs, f.limit)
+	rs, err := f.records(ctx, db, f.split, f.limit)
 	if err == nil {
 		err = f.checkRecords(rs)
 	}
 	if err == nil {
-		err = contextInputsExist(s, rs)
+		err = run.CheckContextInputs(s, rs)
 	}
 	if err != nil {
 		db.Close()
@@ -176,52 +107,6 @@ func (a *app) setupJudge(ctx context.Context, f *judgeFlags) (*judgeSetup, error
 		return nil, err
 	}
 	return &judgeSetup{spec: s, db: db, rs: rs, svc: svc}, nil
-}
-
-// judgeRecords runs a judge over records through the service, stores its
-// prompt version and verdicts, and returns the verdicts by record. Pending
-// requests stop the command after every record has been tried (exit 3).
-func (a *app) judgeRecords(ctx context.Context, db store.Store, svc *llm.Service, s *judge.Spec, model string, rs []*record.Record, concurrency int) (map[string]judge.Verdict, error) {
-	if err := db.SavePrompt(ctx, judge.VersionOf(s)); err != nil {
-		return nil, err
-	}
-	prog := a.newProgress(fmt.Sprintf("judge %s (%s): records", s.Name, s.ShortVersion()), len(rs))
-	res, runErr := judge.Run(ctx, svc, s, model, rs, judge.RunOptions{Concurrency: concurrency,
-		Progress: func(done, _ int) { prog.update(done) }})
-	prog.done()
-	if res != nil && len(res.Verdicts) > 0 {
-		// What was judged is kept, even when the run stopped early.
-		if err := db.SaveVerdicts(context.WithoutCancel(ctx), res.Verdicts); err != nil {
-			return nil, err
-		}
-	}
-	if runErr != nil {
-		return nil, stopped(runErr, svc.Stats().Pending)
-	}
-	if res.Pending > 0 {
-		return nil, stopped(fmt.Errorf("%d: %w", res.Pending, llm.ErrPending), res.Pending)
-	}
-	if len(res.Failed) > 0 {
-		return nil, fmt.Errorf("%d of %d records could not be judged (rerun to retry them; the others are kept); first: %w",
-			len(res.Failed), len(rs), res.Failed[0])
-	}
-	out := make(map[string]judge.Verdict, len(res.Verdicts))
-	for _, v := range res.Verdicts {
-		out[v.RecordID] = v
-	}
-	return out, nil
-}
-
-type judgeSummary struct {
-	Judge     string       `json:"judge"`
-	Prompt    string       `json:"prompt"`
-	Model     string       `json:"model"`
-	Simulated bool         `json:"simulated"`
-	Records   int          `json:"records"`
-	Pass      int          `json:"pass"`
-	Fail      int          `json:"fail"`
-	Invalid   int          `json:"invalid"`
-	Calls     llm.RunStats `json:"calls"`
 }
 
 func (a *app) judgeCmd() *cobra.Command {
@@ -247,20 +132,9 @@ counted, never mapped to pass or fail. A rerun answers from the cache.`,
 					return judge.PlanRun(ctx, p, c, s, f.model, rs, "judge "+s.Name+" on "+f.split)
 				})
 			}
-			vs, err := a.judgeRecords(ctx, js.db, svc, s, f.model, rs, f.concurrency)
+			sum, err := run.Judge(ctx, a.env(js.db, svc), run.JudgeConfig{Judge: s, Model: f.model, Records: rs, Concurrency: f.concurrency, Simulated: isSim(f.model)})
 			if err != nil {
-				return err
-			}
-			sum := judgeSummary{Judge: s.Name, Prompt: s.Version(), Model: f.model, Simulated: isSim(f.model), Records: len(rs), Calls: svc.Stats()}
-			for _, v := range vs {
-				switch v.Outcome {
-				case judge.Pass:
-					sum.Pass++
-				case judge.Fail:
-					sum.Fail++
-				default:
-					sum.Invalid++
-				}
+				return stopped(err, svc.Stats().Pending)
 			}
 			if a.json {
 				return a.writeJSON(sum)

@@ -1,0 +1,58 @@
+package run
+
+import (
+	"context"
+
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/record"
+)
+
+// JudgeConfig configures judging a split part's records.
+type JudgeConfig struct {
+	Judge       *judge.Spec
+	Model       string
+	Records     []*record.Record
+	Concurrency int
+	Simulated   bool
+}
+
+// JudgeResult is what judging records gave; marshalled, it is judge's
+// --json output.
+type JudgeResult struct {
+	ResultVersion int          `json:"result_version"`
+	Judge         string       `json:"judge"`
+	Prompt        string       `json:"prompt"`
+	Model         string       `json:"model"`
+	Simulated     bool         `json:"simulated"`
+	Records       int          `json:"records"`
+	Pass          int          `json:"pass"`
+	Fail          int          `json:"fail"`
+	Invalid       int          `json:"invalid"`
+	Calls         llm.RunStats `json:"calls"`
+	// Verdicts are by record id.
+	Verdicts map[string]judge.Verdict `json:"-"`
+}
+
+// Judge judges records, stores every verdict, and counts them.
+func Judge(ctx context.Context, env *Env, cfg JudgeConfig) (*JudgeResult, error) {
+	s := cfg.Judge
+	vs, err := JudgeRecords(ctx, env, s, cfg.Model, cfg.Records, cfg.Concurrency)
+	if err != nil {
+		return nil, err
+	}
+	out := &JudgeResult{ResultVersion: ResultVersion, Judge: s.Name, Prompt: s.Version(), Model: cfg.Model, Simulated: cfg.Simulated,
+		Records: len(cfg.Records), Verdicts: vs}
+	for _, v := range vs {
+		switch v.Outcome {
+		case judge.Pass:
+			out.Pass++
+		case judge.Fail:
+			out.Fail++
+		default:
+			out.Invalid++
+		}
+	}
+	out.Calls = env.stats()
+	return out, nil
+}
