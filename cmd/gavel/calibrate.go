@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -79,37 +78,19 @@ information gap when it abstains on most failures.`,
 			if err := f.checkRecords(rs, teacherModel); err != nil {
 				return err
 			}
+			cfg := run.TeachConfig{Judge: s, TeacherModel: teacherModel, Records: rs, Concurrency: f.concurrency,
+				Simulated: isSim(teacherModel), Stage: "teacher on " + f.split}
 			if f.dryRun {
-				return a.dryRun(ctx, &f.modelFlags, db, func(p *llm.Plan, c llm.Cache) error {
-					var reqs []*llm.Request
-					for _, r := range rs {
-						req, err := teacher.Request(s, teacherModel, r)
-						if err != nil {
-							return err
-						}
-						reqs = append(reqs, req)
-					}
-					return p.Exact(ctx, c, "teacher", "teacher on "+f.split, reqs)
-				})
+				return a.dryRun(ctx, &f.modelFlags, db, func(p *llm.Plan, c llm.Cache) error { return run.PlanTeach(ctx, p, c, cfg) })
 			}
-			prog := a.newProgress("teacher: records", len(rs))
-			ds, pending, err := teacher.Run(ctx, svc, s, teacherModel, rs, f.concurrency, prog.update)
-			prog.done()
-			if len(ds) > 0 {
-				if err := db.SaveDecisions(context.WithoutCancel(ctx), ds); err != nil {
-					return err
-				}
-			}
+			res, err := run.Teach(ctx, a.env(db, svc), db, cfg)
 			if err != nil {
-				return stopped(err, pending)
+				return stopped(err, svc.Stats().Pending)
 			}
-			if pending > 0 {
-				return stopped(llm.ErrPending, pending)
-			}
-			st := teacher.Summarise(rs, ds)
 			if a.json {
-				return a.writeJSON(map[string]any{"teacher": st, "model": teacherModel, "simulated": isSim(teacherModel), "calls": svc.Stats()})
+				return a.writeJSON(res)
 			}
+			st := res.Teacher
 			a.printTeacher(teacherModel, st)
 			a.printCalls(svc.Stats())
 			return nil
@@ -245,23 +226,6 @@ func (a *app) stageProgress(title string) (func(stage string, done, total int), 
 		}
 }
 
-// repeatRun runs repeated calibrations and stores each.
-func (a *app) repeatRun(ctx context.Context, svc *llm.Service, db store.Store, data refine.Data, split string, cfg refine.Config, opt refine.RepeatOptions) ([]refine.Run, *refine.RepeatSummary, error) {
-	var end func()
-	cfg.Progress, end = a.stageProgress(fmt.Sprintf("calibrate %s (%d runs)", cfg.Judge.Name, opt.Repeats))
-	runs, sum, err := refine.Repeat(ctx, svc, db, data, cfg, opt)
-	end()
-	if err != nil {
-		return nil, nil, stopped(err, svc.Stats().Pending)
-	}
-	for _, r := range runs {
-		if err := db.SaveCalibration(context.WithoutCancel(ctx), cfg.Judge.Name, r.SelectedVersion, split, cfg.Model, r.Result); err != nil {
-			return nil, nil, err
-		}
-	}
-	return runs, sum, nil
-}
-
 // printRepeats shows repeated runs and their summary.
 func (a *app) printRepeats(runs []refine.Run, s *refine.RepeatSummary) {
 	fmt.Fprintf(a.stdout, "\n%d runs:\n", s.Runs)
@@ -295,64 +259,29 @@ func (a *app) printRepeats(runs []refine.Run, s *refine.RepeatSummary) {
 	}
 }
 
-// calibrationRun calibrates one spec, with progress on stderr.
-func (a *app) calibrationRun(ctx context.Context, svc *llm.Service, db store.Store, data refine.Data, split string, cfg refine.Config) (*refine.Result, error) {
-	s, model := cfg.Judge, cfg.Model
-	var end func()
-	cfg.Progress, end = a.stageProgress(fmt.Sprintf("calibrate %s", s.Name))
-	res, err := refine.Calibrate(ctx, svc, db, data, cfg)
-	end()
-	if err != nil {
-		return nil, stopped(err, svc.Stats().Pending)
-	}
-	if err := db.SaveCalibration(context.WithoutCancel(ctx), s.Name, res.Versions[res.Selected].Hash, split, model, res); err != nil {
-		return nil, err
-	}
-	return res, nil
-}
-
 func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	ctx := cmd.Context()
 	s, err := f.loadJudge(f.judge)
 	if err != nil {
 		return err
 	}
-	if f.maxIter < 1 || f.maxChars < 0 || f.resamples < 1 {
-		return usagef("--max-iter and --resamples must be at least 1, --max-prompt-chars not negative")
-	}
 	if _, err := teacher.ParseQuorum(f.quorum); err != nil {
 		return usagef("--teacher-quorum: %v", err)
 	}
-	if f.repeats == 1 || f.repeats < 0 {
-		return usagef("--repeats %d: give at least 2 runs (or leave it out for one)", f.repeats)
-	}
-	if f.resampleTrain && f.repeats == 0 {
-		return usagef("--resample-train is for --repeats")
-	}
-	if f.repeats > 0 && f.ablate != "" {
-		return usagef("--repeats and --ablate-input: run them apart")
-	}
-	if q, _ := teacher.ParseQuorum(f.quorum); q.Rule == "count" && q.K > max(1, len(f.teachers())) {
-		return usagef("--teacher-quorum %d: there are only %d teacher models", q.K, max(1, len(f.teachers())))
-	}
-	var ablated *judge.Spec
-	if f.ablate != "" {
-		if !s.Sees(f.ablate) {
-			return usagef("--ablate-input %s: the judge does not see it (its inputs: %s)", f.ablate, strings.Join(s.Inputs, ","))
-		}
-		inputs := slices.DeleteFunc(slices.Clone(s.Inputs), func(in string) bool { return in == f.ablate })
-		if ablated, err = s.WithInputs(inputs); err != nil {
-			return usagef("--ablate-input: %v", err)
-		}
+	cfg := run.CalibrateConfig{Refine: f.config(s, metrics.BootstrapOptions{Resamples: f.resamples, Seed: f.seed}), Split: f.split,
+		Repeats: f.repeats, ResampleTrain: f.resampleTrain, Ablate: f.ablate, Simulated: isSim(f.model), GavelVersion: buildVersion().Version}
+	if err := run.CheckCalibrate(cfg); err != nil {
+		return err
 	}
 	db, err := a.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	data, err := loadParts(ctx, db, f.split, f.excludeStatus, f.limit)
+	cfg.Data, err = loadParts(ctx, db, f.split, f.excludeStatus, f.limit)
 	if err == nil {
-		err = f.checkRecords(append(append(append([]*record.Record(nil), data.Train...), data.Val...), data.Test...), append(f.teachers(), f.editorModel)...)
+		d := cfg.Data
+		err = f.checkRecords(append(append(append([]*record.Record(nil), d.Train...), d.Val...), d.Test...), append(f.teachers(), f.editorModel)...)
 	}
 	if err != nil {
 		return err
@@ -361,87 +290,39 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 		if strings.TrimSpace(f.model) == "" {
 			return errNoModel
 		}
-		return a.dryRun(ctx, &f.modelFlags, db, func(p *llm.Plan, c llm.Cache) error {
-			cfg := f.config(s, metrics.BootstrapOptions{})
-			cfg.Repeats = f.repeats
-			return refine.Plan(ctx, p, c, data, cfg)
-		})
+		return a.dryRun(ctx, &f.modelFlags, db, func(p *llm.Plan, c llm.Cache) error { return run.PlanCalibrate(ctx, p, c, cfg) })
 	}
 	svc, err := f.service(db, registry())
 	if err != nil {
 		return err
 	}
-	boot := metrics.BootstrapOptions{Resamples: f.resamples, Seed: f.seed}
-	cfg := f.config(s, boot)
-	var runs []refine.Run
-	var repeats *refine.RepeatSummary
-	var res *refine.Result
-	if f.repeats > 0 {
-		runs, repeats, err = a.repeatRun(ctx, svc, db, data, f.split, cfg, refine.RepeatOptions{Repeats: f.repeats, ResampleTrain: f.resampleTrain})
-		if err != nil {
-			return err
-		}
-		res = runs[0].Result
-	} else if res, err = a.calibrationRun(ctx, svc, db, data, f.split, cfg); err != nil {
-		return err
+	out, err := run.Calibrate(ctx, a.env(db, svc), db, cfg, a.stageProgress)
+	if err != nil {
+		return stopped(err, svc.Stats().Pending)
 	}
-	rep := &report.CalibrationReport{
-		Title:     fmt.Sprintf("%sCalibration of %s on %s", simTag(f.model), s.Name, f.split),
-		Simulated: isSim(f.model), Split: f.split, Version: buildVersion().Version,
-		Sections: []*report.CalibrationSection{{Title: s.Name, Result: res, Records: data.Train}},
-	}
-	out := map[string]any{"judges": []refine.JudgeSummary{res.Summary()}, "teacher": res.Teacher,
-		"simulated": isSim(f.model), "split": f.split}
-	if res.Panel != nil {
-		out["teachers"] = res.Panel.Teachers
-		out["panel"] = res.Panel
-	}
-	if res.Blind != nil {
-		out["label_blind"] = res.Blind
-	}
-	if repeats != nil {
-		out["repeats"] = runs
-		out["repeats_summary"] = repeats
-		rep.Repeats = runs
-		rep.RepeatSummary = repeats
-	}
-	if ablated != nil {
-		cfg.Judge = ablated
-		res2, err := a.calibrationRun(ctx, svc, db, data, f.split, cfg)
-		if err != nil {
-			return err
-		}
-		rep.Sections = append(rep.Sections, &report.CalibrationSection{Title: s.Name + " without " + f.ablate, Result: res2, Records: data.Train})
-		rep.Ablation = &report.Ablation{Input: f.ablate, With: res, Without: res2}
-		out["ablation"] = map[string]any{"input": f.ablate, "without": res2.Summary(), "teacher_without": res2.Teacher}
-	}
-	calls := svc.Stats()
-	rep.Calls = &calls
-	out["calls"] = calls
 	if f.reportFile != "" {
-		if err := writeReports(f.reportFile, a.stdout, rep); err != nil {
+		if err := writeReports(f.reportFile, a.stdout, out.Report); err != nil {
 			return err
 		}
 	}
 	if a.json {
 		return a.writeJSON(out)
 	}
-	a.printCalibration(res)
-	if repeats != nil {
-		a.printRepeats(runs, repeats)
+	a.printCalibration(out.Result)
+	if out.RepeatsSummary != nil {
+		a.printRepeats(out.Repeats, out.RepeatsSummary)
 	}
-	if ablated != nil {
+	if out.Without != nil {
 		fmt.Fprintf(a.stdout, "\nwithout %s:\n", f.ablate)
-		a.printCalibration(rep.Ablation.Without)
+		a.printCalibration(out.Without)
 	}
 	if f.reportFile != "" {
 		fmt.Fprintf(a.stderr, "report written to %s\n", f.reportFile)
 	}
-	a.printCalls(calls)
+	a.printCalls(out.Calls)
 	return nil
 }
 
-// writeReports writes the HTML page and a Markdown twin (.md beside it).
 func writeReports(htmlFile string, stdout io.Writer, rep *report.CalibrationReport) error {
 	if err := writeAtomic(htmlFile, stdout, func(w io.Writer) error { return report.WriteCalibration(w, rep) }); err != nil {
 		return fmt.Errorf("report: %w", err)

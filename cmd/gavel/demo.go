@@ -16,6 +16,7 @@ import (
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/refine"
 	"github.com/gavelhq/gavel/report"
+	"github.com/gavelhq/gavel/run"
 	"github.com/gavelhq/gavel/sim"
 	"github.com/gavelhq/gavel/store"
 	"github.com/gavelhq/gavel/store/sqlite"
@@ -236,7 +237,7 @@ func (a *app) runDemo(ctx context.Context, db store.Store, out string, n int, se
 			return nil, err
 		}
 		step("calibrating %s", name)
-		res, err := a.calibrationRun(ctx, svc, db, data, "main", demoConfig(s, "sim", "sim", boot))
+		res, err := run.CalibrateOne(ctx, a.env(db, svc), db, data, "main", demoConfig(s, "sim", "sim", boot), a.stageProgress)
 		if err != nil {
 			return nil, err
 		}
@@ -260,7 +261,7 @@ func (a *app) runDemo(ctx context.Context, db store.Store, out string, n int, se
 				return nil, err
 			}
 			step("control %s: calibrating %s (teacher %s, editor %s)", c.Name, name, c.TeacherModel, c.EditorModel)
-			res, err := a.calibrationRun(ctx, svc, db, data, "main", demoConfig(s, c.TeacherModel, c.EditorModel, boot))
+			res, err := run.CalibrateOne(ctx, a.env(db, svc), db, data, "main", demoConfig(s, c.TeacherModel, c.EditorModel, boot), a.stageProgress)
 			if err != nil {
 				return nil, err
 			}
@@ -279,7 +280,7 @@ func (a *app) runDemo(ctx context.Context, db store.Store, out string, n int, se
 	if err != nil {
 		return nil, err
 	}
-	abl, err := a.calibrationRun(ctx, svc, db, data, "main", demoConfig(noRef, "sim", "sim", boot))
+	abl, err := run.CalibrateOne(ctx, a.env(db, svc), db, data, "main", demoConfig(noRef, "sim", "sim", boot), a.stageProgress)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +298,7 @@ func (a *app) runDemo(ctx context.Context, db store.Store, out string, n int, se
 	cfg.MaxIter, cfg.LabelBlind = 1, true
 	cfg.TeacherModels = []string{"sim:family=a,consistent", "sim:family=b,consistent,teacher-error=0.05", sycophant}
 	cfg.Quorum = teacher.Quorum{Rule: "majority"}
-	panel, err := a.calibrationRun(ctx, svc, db, data, "main", cfg)
+	panel, err := run.CalibrateOne(ctx, a.env(db, svc), db, data, "main", cfg, a.stageProgress)
 	if err != nil {
 		return nil, err
 	}

@@ -187,6 +187,9 @@ func (e stoppedError) PendingCalls() int { return e.pending }
 func stopped(err error, pending int) error {
 	switch {
 	case errors.Is(err, llm.ErrPending):
+		if n, _ := llm.Pending(err); n > pending {
+			pending = n
+		}
 		return stoppedError{fmt.Errorf("%d model call(s) pending (offline). Next: gavel batch export --pending --format openai|anthropic -o requests.jsonl; "+
 			"run the batch; gavel batch import RESULTS.jsonl; then run this command again", max(pending, 1)), "pending", max(pending, 1)}
 	case errors.Is(err, llm.ErrBudget):
