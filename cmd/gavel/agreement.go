@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/metrics"
+	"github.com/gavelhq/gavel/run"
 )
 
 type agreementFlags struct {
@@ -47,28 +47,6 @@ func (a *app) reviewAgreement(ctx context.Context, f agreementFlags) error {
 		fmt.Fprintln(a.stdout, p)
 	}
 	return nil
-}
-
-// agreementSummary is the --json output; its field names are a contract.
-type agreementSummary struct {
-	File       string   `json:"file"`
-	Raters     []string `json:"raters"`
-	Items      int      `json:"items"`
-	Skipped    int      `json:"skipped_missing"`
-	Categories []string `json:"categories,omitempty"`
-
-	ObservedAgreement *metrics.Figure `json:"observed_agreement,omitempty"`
-	ScottPi           *metrics.Figure `json:"scott_pi,omitempty"`
-	CohenKappa        *metrics.Figure `json:"cohen_kappa,omitempty"`
-	BennettS          *metrics.Figure `json:"bennett_s,omitempty"`
-	Alpha             *alphaEstimate  `json:"krippendorff_alpha"`
-
-	Classification *metrics.Classification `json:"classification,omitempty"`
-}
-
-type alphaEstimate struct {
-	metrics.Figure
-	Level string `json:"level"`
 }
 
 func (a *app) agreementCmd() *cobra.Command {
@@ -141,25 +119,11 @@ func (a *app) agreement(file string, f agreementFlags) error {
 	if pair {
 		cols = []string{f.a, f.b}
 	}
-	need := append([]string(nil), cols...)
-	if f.group != "" {
-		need = append(need, f.group)
-	}
-	rows, err := readTable(file, need)
+	sum, err := run.Agreement(run.AgreementConfig{File: file, Raters: cols, Pair: pair, Group: f.group, Level: level,
+		Boot: metrics.BootstrapOptions{Resamples: f.resamples, Seed: f.seed, Level: f.ciLevel}})
 	if err != nil {
 		return err
 	}
-	opt := metrics.BootstrapOptions{Resamples: f.resamples, Seed: f.seed, Level: f.ciLevel}
-	var sum *agreementSummary
-	if pair {
-		sum, err = pairAgreement(rows, f, level, opt)
-	} else {
-		sum, err = coderAgreement(file, rows, f, level, opt)
-	}
-	if err != nil {
-		return err
-	}
-	sum.File = file
 	if a.json {
 		return a.writeJSON(sum)
 	}
@@ -167,145 +131,7 @@ func (a *app) agreement(file string, f agreementFlags) error {
 	return nil
 }
 
-// estimate computes a statistic with its interval (none when resamples is 0).
-func estimate(n int, stat metrics.Statistic, opt metrics.BootstrapOptions) *metrics.Figure {
-	if opt.Resamples == 0 {
-		all := make([]int, n)
-		for i := range all {
-			all[i] = i
-		}
-		v := stat(all)
-		return &metrics.Figure{Value: v, Undefined: v.Undefined}
-	}
-	e := metrics.WithCI(n, stat, opt)
-	return &e
-}
-
-func pairAgreement(rows []tableRow, f agreementFlags, level metrics.Level, opt metrics.BootstrapOptions) (*agreementSummary, error) {
-	var av, bv, groups []string
-	sum := &agreementSummary{Raters: []string{f.a, f.b}}
-	for _, r := range rows {
-		x, okA := r.cells[f.a]
-		y, okB := r.cells[f.b]
-		if !okA || !okB {
-			sum.Skipped++
-			continue
-		}
-		av, bv = append(av, x), append(bv, y)
-		if f.group != "" {
-			groups = append(groups, r.cells[f.group])
-		}
-	}
-	if len(av) == 0 {
-		return nil, fmt.Errorf("no row has both %s and %s", f.a, f.b)
-	}
-	ai, bi, cats := metrics.Encode(av, bv)
-	n, k := len(ai), len(cats)
-	sum.Items, sum.Categories = n, cats
-	opt.Groups = groups
-	tab := metrics.NewTable(k)
-	tableStat := func(m func(*metrics.Table) metrics.Value) metrics.Statistic {
-		return func(idx []int) metrics.Value {
-			tab.Reset()
-			for _, i := range idx {
-				tab.Add(ai[i], bi[i], 1)
-			}
-			return m(tab)
-		}
-	}
-	sum.ObservedAgreement = estimate(n, tableStat((*metrics.Table).ObservedAgreement), opt)
-	sum.ScottPi = estimate(n, tableStat((*metrics.Table).ScottPi), opt)
-	sum.CohenKappa = estimate(n, tableStat((*metrics.Table).CohenKappa), opt)
-	sum.BennettS = estimate(n, tableStat((*metrics.Table).BennettS), opt)
-
-	// Alpha at the chosen level: categories are their own codes for the
-	// nominal level, numbers otherwise.
-	codes, numErr := categoryCodes(cats, level)
-	alphaStat := func(idx []int) metrics.Value {
-		if numErr != "" {
-			return metrics.Undef("%s", numErr)
-		}
-		units := make([][]float64, len(idx))
-		for j, i := range idx {
-			units[j] = []float64{codes[ai[i]], codes[bi[i]]}
-		}
-		return metrics.Alpha(units, level)
-	}
-	sum.Alpha = &alphaEstimate{Figure: *estimate(n, alphaStat, opt), Level: level.String()}
-	pred := make([]int, n)
-	copy(pred, bi)
-	sum.Classification = metrics.Classify(ai, pred, cats)
-	return sum, nil
-}
-
-// categoryCodes gives each category its value for Krippendorff's alpha:
-// its index at the nominal level, its number at the others.
-func categoryCodes(cats []string, level metrics.Level) ([]float64, string) {
-	codes := make([]float64, len(cats))
-	for i, c := range cats {
-		if level == metrics.LevelNominal {
-			codes[i] = float64(i)
-			continue
-		}
-		v, err := strconv.ParseFloat(c, 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Sprintf("the %s level needs numbers, and %q is not one", level, c)
-		}
-		codes[i] = v
-	}
-	return codes, ""
-}
-
-func coderAgreement(file string, rows []tableRow, f agreementFlags, level metrics.Level, opt metrics.BootstrapOptions) (*agreementSummary, error) {
-	sum := &agreementSummary{Raters: f.coders}
-	// Nominal values may be any labels; the other levels need numbers.
-	labels := map[string]float64{}
-	var units [][]float64
-	var groups []string
-	for _, r := range rows {
-		var u []float64
-		for _, c := range f.coders {
-			s, ok := r.cells[c]
-			if !ok {
-				continue
-			}
-			if level == metrics.LevelNominal {
-				code, seen := labels[s]
-				if !seen {
-					code = float64(len(labels))
-					labels[s] = code
-				}
-				u = append(u, code)
-				continue
-			}
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%s:%d: field %s: %q is not a number (the %s level needs numbers)", file, r.line, c, s, level)
-			}
-			u = append(u, v)
-		}
-		if len(u) < 2 {
-			sum.Skipped++
-		}
-		units = append(units, u)
-		if f.group != "" {
-			groups = append(groups, r.cells[f.group])
-		}
-	}
-	sum.Items = len(units) - sum.Skipped
-	opt.Groups = groups
-	stat := func(idx []int) metrics.Value {
-		sel := make([][]float64, len(idx))
-		for j, i := range idx {
-			sel[j] = units[i]
-		}
-		return metrics.Alpha(sel, level)
-	}
-	sum.Alpha = &alphaEstimate{Figure: *estimate(len(units), stat, opt), Level: level.String()}
-	return sum, nil
-}
-
-func (a *app) printAgreement(s *agreementSummary) {
+func (a *app) printAgreement(s *run.AgreementResult) {
 	fmt.Fprintf(a.stdout, "%s: %d items rated by %s", s.File, s.Items, strings.Join(s.Raters, ", "))
 	if s.Skipped > 0 {
 		fmt.Fprintf(a.stdout, " (%d rows left out: a value is missing)", s.Skipped)

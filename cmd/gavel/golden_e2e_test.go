@@ -28,6 +28,10 @@ func TestJSONGolden(t *testing.T) {
 	if err := os.WriteFile(bench, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ratings := filepath.Join(dir, "ratings.csv")
+	if err := os.WriteFile(ratings, []byte("item,a,b,c,team\n1,pass,pass,pass,x\n2,fail,pass,fail,x\n3,fail,fail,fail,y\n4,pass,pass,,y\n5,pass,fail,pass,z\n6,fail,fail,pass,z\n7,pass,pass,pass,z\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	one := []string{"--model", "sim", "--concurrency", "1", "--json"}
 	for _, c := range []struct {
 		name string
@@ -40,9 +44,15 @@ func TestJSONGolden(t *testing.T) {
 		{"teach", []string{"teach", "--judge", "passfail", "--split", "main:train"}},
 		{"calibrate", []string{"calibrate", "--judge", "passfail", "--split", "main", "--max-iter", "1", "--resamples", "200"}},
 		{"bench-run", []string{"bench", "run", "--bench", bench, "--judge", "passfail", "--sim-on-real", "--resamples", "200"}},
+		{"agreement-pair", []string{"agreement", ratings, "--a", "a", "--b", "b", "--group", "team", "--resamples", "200", "--json"}},
+		{"agreement-coders", []string{"agreement", ratings, "--coders", "a,b,c", "--resamples", "200", "--json"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			out := strings.ReplaceAll(mustGavel(t, db, append(c.args, one...)...), dir, "$TMP")
+			args := c.args
+			if args[0] != "agreement" {
+				args = append(args, one...)
+			}
+			out := strings.ReplaceAll(mustGavel(t, db, args...), dir, "$TMP")
 			var v any
 			if err := json.Unmarshal([]byte(out), &v); err != nil {
 				t.Fatalf("not JSON: %v\n%s", err, out)

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"encoding/csv"
@@ -12,18 +12,18 @@ import (
 	"github.com/gavelhq/gavel/record"
 )
 
-// tableRow is one row of a CSV or JSONL table: its line and its cells by
+// Row is one row of a CSV or JSONL table: its line and its cells by
 // column name (a missing or null cell is absent).
-type tableRow struct {
-	line  int
-	cells map[string]string
+type Row struct {
+	Line  int
+	Cells map[string]string
 }
 
-// readTable reads the named columns of a CSV file (with a header line) or a
+// ReadTable reads the named columns of a CSV file (with a header line) or a
 // JSONL file (one object per line), by extension (.csv, else JSONL). Every
 // named column must exist in a CSV header; in JSONL a missing field is an
 // empty cell. Cells are text: JSON numbers and booleans as written.
-func readTable(name string, columns []string) ([]tableRow, error) {
+func ReadTable(name string, columns []string) ([]Row, error) {
 	rc, err := record.OpenInput(name)
 	if err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func readTable(name string, columns []string) ([]tableRow, error) {
 	return readJSONL(name, rc, columns)
 }
 
-func readCSV(name string, r io.Reader, columns []string) ([]tableRow, error) {
+func readCSV(name string, r io.Reader, columns []string) ([]Row, error) {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = false
 	header, err := cr.Read()
@@ -55,7 +55,7 @@ func readCSV(name string, r io.Reader, columns []string) ([]tableRow, error) {
 			return nil, fmt.Errorf("%s:1: no column %q in the header (it has %s)", name, c, strings.Join(header, ", "))
 		}
 	}
-	var rows []tableRow
+	var rows []Row
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -65,10 +65,10 @@ func readCSV(name string, r io.Reader, columns []string) ([]tableRow, error) {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		line, _ := cr.FieldPos(0)
-		row := tableRow{line: line, cells: map[string]string{}}
+		row := Row{Line: line, Cells: map[string]string{}}
 		for _, c := range columns {
 			if v := strings.TrimSpace(rec[pos[c]]); v != "" {
-				row.cells[c] = v
+				row.Cells[c] = v
 			}
 		}
 		rows = append(rows, row)
@@ -79,9 +79,9 @@ func readCSV(name string, r io.Reader, columns []string) ([]tableRow, error) {
 	return rows, nil
 }
 
-func readJSONL(name string, r io.Reader, columns []string) ([]tableRow, error) {
+func readJSONL(name string, r io.Reader, columns []string) ([]Row, error) {
 	lr := record.NewLineReader(r, 0)
-	var rows []tableRow
+	var rows []Row
 	for {
 		line, n, err := lr.Next()
 		if errors.Is(err, io.EOF) {
@@ -94,7 +94,7 @@ func readJSONL(name string, r io.Reader, columns []string) ([]tableRow, error) {
 		if err := json.Unmarshal(line, &obj); err != nil {
 			return nil, fmt.Errorf("%s:%d: invalid JSON: %v", name, n, err)
 		}
-		row := tableRow{line: n, cells: map[string]string{}}
+		row := Row{Line: n, Cells: map[string]string{}}
 		for _, c := range columns {
 			raw, ok := obj[c]
 			if !ok || string(raw) == "null" {
@@ -114,7 +114,7 @@ func readJSONL(name string, r io.Reader, columns []string) ([]tableRow, error) {
 				}
 			}
 			if s = strings.TrimSpace(s); s != "" {
-				row.cells[c] = s
+				row.Cells[c] = s
 			}
 		}
 		rows = append(rows, row)
