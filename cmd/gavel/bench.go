@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,10 +17,10 @@ import (
 	"github.com/gavelhq/gavel/bench/problems"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
-	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/queue"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/report"
+	"github.com/gavelhq/gavel/run"
 	"github.com/gavelhq/gavel/store"
 )
 
@@ -36,34 +34,16 @@ func (a *app) benchCmd() *cobra.Command {
 	return cmd
 }
 
+// loadProblems reads a problems file; a wrong --lang is a usage error
+// that names the right one.
 func loadProblems(file, lang string) ([]*problems.Problem, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var ps []*problems.Problem
-	switch lang {
-	case "go":
-		ps, err = problems.LoadHumanEvalXGo(f, file)
-	case "python":
-		ps, err = problems.LoadHumanEval(f, file)
-	default:
-		return nil, usagef("--lang: want go or python")
-	}
-	if err != nil {
-		// The other language's loader reading it fine means --lang is wrong.
-		other := map[string]string{"go": "python", "python": "go"}[lang]
-		if g, oerr := os.Open(file); oerr == nil {
-			defer g.Close()
-			load := problems.LoadHumanEval
-			if other == "go" {
-				load = problems.LoadHumanEvalXGo
-			}
-			if _, oerr := load(g, file); oerr == nil {
-				return nil, usagef("%s holds %s problems, not %s: give --lang %s", file, other, lang, other)
-			}
+	ps, err := problems.LoadFile(file, lang)
+	var le *problems.LanguageError
+	if errors.As(err, &le) {
+		if le.Holds == "" {
+			return nil, usagef("--lang: want go or python")
 		}
+		return nil, usagef("%v: give --lang %s", err, le.Holds)
 	}
 	return ps, err
 }
@@ -155,32 +135,15 @@ and the score levels are balanced.`,
 			}
 			prog := a.newProgress("bench build: candidates checked", 0)
 			opt.Progress = func(done, _ int) { prog.update(done) }
-			start := time.Now()
-			res, err := bench.Build(cmd.Context(), ps, mod, opt)
+			res, err := run.BenchBuild(cmd.Context(), ps, mod, opt, out, func(fn func(io.Writer) error) error { return writeAtomic(out, a.stdout, fn) })
 			prog.done()
 			if err != nil {
 				return err
 			}
-			err = writeAtomic(out, a.stdout, func(w io.Writer) error {
-				enc := json.NewEncoder(w)
-				enc.SetEscapeHTML(false)
-				for _, p := range res.Programs {
-					if err := enc.Encode(p); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			sum := map[string]any{"file": out, "programs": len(res.Programs), "per_score": res.PerScore, "per_rule": res.PerRule,
-				"dropped": res.Dropped, "set_aside": res.SetAside, "trimmed_for_balance": res.Trimmed, "seconds": time.Since(start).Seconds(),
-				"candidates": res.Candidates, "cached_runs": res.Cached}
 			if a.json {
-				return a.writeJSON(sum)
+				return a.writeJSON(res)
 			}
-			fmt.Fprintf(a.stdout, "%s\nwritten to %s in %.0f s\n", res.Describe(), out, time.Since(start).Seconds())
+			fmt.Fprintf(a.stdout, "%s\nwritten to %s in %.0f s\n", res.Describe(), out, res.Seconds)
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			for _, r := range record.SortedKeys(res.PerRule) {
 				fmt.Fprintf(tw, "  rule %s\t%d\n", r, res.PerRule[r])
@@ -236,53 +199,45 @@ passed checks; a pointwise judge 5 x its weighted score.`,
 			if file == "" {
 				return usagef("bench run needs --bench BENCH.jsonl")
 			}
-			progs, err := bench.ReadPrograms(file)
-			if err != nil {
-				return err
-			}
-			boot := metrics.BootstrapOptions{Resamples: resamples, Seed: seed}
-			var evals []*bench.MetaEval
-			for _, name := range metricNames {
-				m, err := bench.MetricByName(name)
-				if err != nil {
-					return usageError{err}
-				}
-				pred := make([]float64, len(progs))
-				for i, p := range progs {
-					if pred[i], err = m.Score(p); err != nil {
-						return fmt.Errorf("metric %s on %s: %w", name, p.ID, err)
-					}
-				}
-				evals = append(evals, bench.MetaEvaluate(name, progs, pred, boot))
-			}
-			simulated := false
+			cfg := run.BenchRunConfig{File: file, Metrics: metricNames, Model: mf.model, Concurrency: mf.concurrency,
+				Resamples: resamples, Seed: seed, Simulated: isSim(mf.model)}
+			env := &run.Env{}
 			if judgeName != "" {
 				s, err := judge.Load(judgeName)
 				if err != nil {
 					return usageError{err}
 				}
-				e, err := a.benchJudge(cmd.Context(), &mf, s, progs, boot)
+				cfg.Judge = s
+				db, err := a.openStore(cmd.Context())
 				if err != nil {
 					return err
 				}
-				evals = append(evals, e)
-				simulated = isSim(mf.model)
+				defer db.Close()
+				svc, err := mf.service(db, registry())
+				if err != nil {
+					return err
+				}
+				env = a.env(db, svc)
+			}
+			res, err := run.BenchRun(cmd.Context(), env, cfg)
+			if err != nil {
+				return stopped(err, 0)
+			}
+			if res.Calls != nil {
+				a.printCalls(*res.Calls)
 			}
 			if reportFile != "" {
-				rep := &report.BenchReport{Title: "Benchmark: " + file, Simulated: simulated, Source: file, Programs: len(progs), Resamples: resamples, Evals: evals}
-				if simulated {
-					rep.Title = "[simulated] " + rep.Title
-				}
-				if err := writeAtomic(reportFile, a.stdout, func(w io.Writer) error { return report.WriteBench(w, rep) }); err != nil {
+				if err := writeAtomic(reportFile, a.stdout, func(w io.Writer) error { return report.WriteBench(w, res.Report) }); err != nil {
 					return err
 				}
 				a.reportWritten(reportFile)
 			}
+			evals := res.Evaluations
 			if a.json {
-				return a.writeJSON(map[string]any{"bench": file, "programs": len(progs), "simulated": simulated, "evaluations": evals})
+				return a.writeJSON(res)
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintf(tw, "%s%d programs\t%s\tinvalid\t\n", simTag(mf.model), len(progs), strings.Join(bench.MetaFigures, "\t"))
+			fmt.Fprintf(tw, "%s%d programs\t%s\tinvalid\t\n", simTag(mf.model), res.Programs, strings.Join(bench.MetaFigures, "\t"))
 			for _, e := range evals {
 				fmt.Fprintf(tw, "%s", e.Name)
 				for _, f := range bench.MetaFigures {
@@ -314,37 +269,6 @@ passed checks; a pointwise judge 5 x its weighted score.`,
 	fl.IntVar(&resamples, "resamples", 2000, "bootstrap resamples")
 	fl.Uint64Var(&seed, "seed", 1, "bootstrap seed")
 	return cmd
-}
-
-// benchJudge judges every program and meta-evaluates the judge.
-func (a *app) benchJudge(ctx context.Context, mf *modelFlags, s *judge.Spec, progs []*bench.Program, boot metrics.BootstrapOptions) (*bench.MetaEval, error) {
-	if s.Kind == judge.Pairwise {
-		return nil, usagef("--judge %s: a pairwise judge compares two programs; bench run scores one at a time", s.Name)
-	}
-	db, err := a.openStore(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	svc, err := mf.service(db, registry())
-	if err != nil {
-		return nil, err
-	}
-	prog := a.newProgress("bench run: programs judged", len(progs))
-	res, err := bench.JudgePrograms(ctx, svc, s, mf.model, progs, bench.JudgeOptions{Concurrency: mf.concurrency, Progress: func(d, _ int) { prog.update(d) }})
-	prog.done()
-	if err != nil {
-		return nil, stopped(err, svc.Stats().Pending)
-	}
-	if res.Pending > 0 {
-		return nil, stopped(llm.ErrPending, res.Pending)
-	}
-	if len(res.Failed) > 0 {
-		return nil, stopped(fmt.Errorf("%d of %d programs could not be judged: %w", len(res.Failed), len(progs), errors.Join(res.Failed...)), 0)
-	}
-	pred := res.Pred
-	a.printCalls(svc.Stats())
-	return bench.MetaEvaluate(s.Name+" with "+mf.model, progs, pred, boot), nil
 }
 
 // benchThroughQueue enqueues one unit per problem, works units itself

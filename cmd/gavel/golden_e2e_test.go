@@ -44,6 +44,7 @@ func TestJSONGolden(t *testing.T) {
 		{"teach", []string{"teach", "--judge", "passfail", "--split", "main:train"}},
 		{"calibrate", []string{"calibrate", "--judge", "passfail", "--split", "main", "--max-iter", "1", "--resamples", "200"}},
 		{"bench-run", []string{"bench", "run", "--bench", bench, "--judge", "passfail", "--sim-on-real", "--resamples", "200"}},
+		{"bench-run-metrics", []string{"bench", "run", "--bench", bench, "--resamples", "200"}},
 		{"agreement-pair", []string{"agreement", ratings, "--a", "a", "--b", "b", "--group", "team", "--resamples", "200", "--json"}},
 		{"agreement-coders", []string{"agreement", ratings, "--coders", "a,b,c", "--resamples", "200", "--json"}},
 	} {
