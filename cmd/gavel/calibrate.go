@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -559,14 +558,6 @@ the promotion gate measured (--fail-on-alert exits 1 then).`,
 				return err
 			}
 			defer db.Close()
-			var specs []*judge.Spec
-			for _, v := range versions {
-				p, err := db.Prompt(ctx, v)
-				if err != nil {
-					return usageError{err}
-				}
-				specs = append(specs, p.Spec)
-			}
 			ref := f.split
 			if ref != "" && !strings.Contains(ref, ":") {
 				ref += ":test"
@@ -582,29 +573,15 @@ the promotion gate measured (--fail-on-alert exits 1 then).`,
 			if err != nil {
 				return err
 			}
-			all := map[string]map[string]judge.Verdict{}
-			var pending error
-			for _, s := range specs {
-				vs, err := run.JudgeRecords(ctx, a.env(db, svc), s, f.model, rs, f.concurrency)
-				if errors.Is(err, llm.ErrPending) {
-					pending = err
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				all[s.Version()] = vs
-			}
-			if pending != nil {
-				return pending
-			}
-			ws, err := refine.Drift(specs, f.model, rs, by, all, metrics.BootstrapOptions{Resamples: resamples})
+			res, err := run.Drift(ctx, a.env(db, svc), run.DriftConfig{Versions: versions, Model: f.model, Records: rs, By: by,
+				Resamples: resamples, Concurrency: f.concurrency, Simulated: isSim(f.model)})
 			if err != nil {
-				return err
+				return stopped(err, svc.Stats().Pending)
 			}
 			if a.json {
-				return a.writeJSON(map[string]any{"windows": ws, "versions": versions, "simulated": isSim(f.model)})
+				return a.writeJSON(res)
 			}
+			specs, ws := res.Specs, res.Windows
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintf(tw, "%s%s\trecords", simTag(f.model), by)
 			for _, s := range specs {
