@@ -18,6 +18,7 @@ import (
 	"github.com/gavelhq/gavel/queue"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/report"
+	"github.com/gavelhq/gavel/run"
 	"github.com/gavelhq/gavel/store"
 )
 
@@ -355,8 +356,8 @@ its own service (--generator-base-url etc.); --max-cost applies to each.`,
 			calls := s.client.Stats()
 			a.printCalls(calls)
 			if a.json {
-				return a.writeJSON(map[string]any{"round": f.round, "output": out, "lineage": lineage, "simulated": simulated,
-					"stats": stats, "calls": calls, "seconds": time.Since(start).Seconds()})
+				return a.writeJSON(&run.ACRRoundResult{ResultVersion: run.ResultVersion, Round: f.round, Output: out, Lineage: lineage,
+					Simulated: simulated, Stats: stats, Calls: calls, Seconds: time.Since(start).Seconds()})
 			}
 			tag := ""
 			if simulated {
@@ -453,7 +454,7 @@ problem's (Python: the check script; Go: the testify test file).`,
 				return err
 			}
 			if a.json {
-				return a.writeJSON(map[string]any{"instructions": len(ins), "output": out})
+				return a.writeJSON(&run.ACRInstructionsResult{ResultVersion: run.ResultVersion, Instructions: len(ins), Output: out})
 			}
 			fmt.Fprintf(a.stdout, "%d instructions written to %s\n", len(ins), out)
 			return nil
@@ -516,8 +517,8 @@ Exit code 0 whether or not the judge is flagged (read "flags" in --json), unless
 			calls := s.client.Stats()
 			a.printCalls(calls)
 			if a.json {
-				if err := a.writeJSON(map[string]any{"judge_model": f.judgeModel, "pairwise": f.pairwise, "simulated": simulated,
-					"check": res, "calls": calls}); err != nil {
+				if err := a.writeJSON(&run.ACRCheckResult{ResultVersion: run.ResultVersion, JudgeModel: f.judgeModel, Pairwise: f.pairwise,
+					Simulated: simulated, Check: res, Calls: calls}); err != nil {
 					return err
 				}
 				return gate()
@@ -599,7 +600,7 @@ func (a *app) acrReportCmd() *cobra.Command {
 				return err
 			}
 			if a.json {
-				return a.writeJSON(map[string]any{"rounds": stats, "report": out})
+				return a.writeJSON(&run.ACRReportResult{ResultVersion: run.ResultVersion, Rounds: stats, Report: out})
 			}
 			for _, st := range stats {
 				fmt.Fprintf(a.stdout, "round %d: %d instructions, %d single-turn, %d critique, %d skipped; win rate %s, sample pass rate %s\n",

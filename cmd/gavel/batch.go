@@ -13,6 +13,7 @@ import (
 
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/run"
 )
 
 func (a *app) batchCmd() *cobra.Command {
@@ -221,7 +222,7 @@ batch not yet collected are not sent again. Then 'gavel batch status' and
 				return err
 			}
 			if a.json {
-				return a.writeJSON(map[string]any{"submitted": b})
+				return a.writeJSON(&run.BatchSubmitResult{ResultVersion: run.ResultVersion, Submitted: b})
 			}
 			if b == nil {
 				fmt.Fprintf(a.stderr, "no pending %s request outside a running batch: nothing to submit\n", provider)
@@ -269,7 +270,7 @@ func (a *app) batchStatusCmd() *cobra.Command {
 				all[i].BatchState = *st
 			}
 			if a.json {
-				return a.writeJSON(map[string]any{"batches": all})
+				return a.writeJSON(&run.BatchStatusResult{ResultVersion: run.ResultVersion, Batches: all})
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "batch\tprovider\tstatus\trequests\tsucceeded\tfailed\tsubmitted\tcollected")
@@ -316,7 +317,7 @@ func (a *app) batchCollectCmd() *cobra.Command {
 				return err
 			}
 			if a.json {
-				return a.writeJSON(map[string]any{"collected": done, "running": running, "pending": st.Pending})
+				return a.writeJSON(&run.BatchCollectResult{ResultVersion: run.ResultVersion, Collected: done, Running: running, Pending: st.Pending})
 			}
 			for _, c := range done {
 				fmt.Fprintf(a.stderr, "batch %s (%s, %s): %d answers imported (%d invalid), %d failed or expired and left pending\n",

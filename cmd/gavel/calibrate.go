@@ -500,7 +500,7 @@ func (a *app) noiseCmd() *cobra.Command {
 				return stopped(err, svc.Stats().Pending)
 			}
 			if a.json {
-				return a.writeJSON(map[string]any{"noise": nr, "simulated": isSim(teacherModel), "calls": svc.Stats()})
+				return a.writeJSON(&run.NoiseResult{ResultVersion: run.ResultVersion, Noise: nr, Simulated: isSim(teacherModel), Calls: svc.Stats()})
 			}
 			fmt.Fprintf(a.stdout, "%s%d of %d labels flipped: noise %.1f%% before the teacher, %.1f%% after (over %d kept)\n",
 				simTag(teacherModel), nr.Flipped, nr.Records, 100*nr.Before, 100*nr.After, nr.Kept)

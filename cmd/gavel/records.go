@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/run"
 )
 
 // filterFlags are the record-selection flags shared by commands that read
@@ -229,7 +230,7 @@ func (a *app) recordsExportCmd() *cobra.Command {
 				return fmt.Errorf("export: %w", err)
 			}
 			if a.json {
-				return a.writeJSON(map[string]any{"file": out, "records": n})
+				return a.writeJSON(&run.FileResult{ResultVersion: run.ResultVersion, File: out, Records: n})
 			}
 			if out != "-" {
 				fmt.Fprintf(a.stderr, "exported %d records to %s\n", n, out)
@@ -297,7 +298,7 @@ func (a *app) recordsOutcomesCmd() *cobra.Command {
 				return err
 			}
 			if a.json {
-				return a.writeJSON(map[string]any{"id": ids[0], "outcomes": vs})
+				return a.writeJSON(&run.OutcomesResult{ResultVersion: run.ResultVersion, ID: ids[0], Outcomes: vs})
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "version\tstatus\tlabel\tat\trecorded\tby\treason")

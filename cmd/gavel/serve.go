@@ -18,6 +18,7 @@ import (
 	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/run"
 	"github.com/gavelhq/gavel/server"
 	"github.com/gavelhq/gavel/store"
 )
@@ -153,7 +154,7 @@ func (a *app) tokenCmd() *cobra.Command {
 				return err
 			}
 			if a.json {
-				return a.writeJSON(map[string]any{"tokens": ts})
+				return a.writeJSON(&run.TokensResult{ResultVersion: run.ResultVersion, Tokens: ts})
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "id\tscope\tname\tcreated\trevoked")
@@ -241,7 +242,7 @@ interval. --force --reason TEXT overrides the gate; both are recorded.`,
 				fmt.Fprintf(a.stderr, "%s%s\n", simTag(m.model), ev.Summary())
 			}
 			if a.json {
-				if werr := a.writeJSON(map[string]any{"promoted": err == nil, "activation": act, "evidence": ev, "simulated": isSim(m.model)}); werr != nil {
+				if werr := a.writeJSON(&run.PromoteResult{ResultVersion: run.ResultVersion, Promoted: err == nil, Activation: act, Evidence: ev, Simulated: isSim(m.model)}); werr != nil {
 					return werr
 				}
 			}
@@ -297,7 +298,7 @@ func (a *app) rollbackCmd() *cobra.Command {
 				return err
 			}
 			if a.json {
-				return a.writeJSON(map[string]any{"activation": act})
+				return a.writeJSON(&run.RollbackResult{ResultVersion: run.ResultVersion, Activation: act})
 			}
 			fmt.Fprintf(a.stderr, "%s is the active version of %s again (was %.12s)\n", act.Version[:12], act.Judge, act.Previous)
 			return nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gavelhq/gavel/run"
 	"github.com/gavelhq/gavel/sim"
 )
 
@@ -55,7 +56,7 @@ record is marked simulated in its meta. It is a test double, not data.`,
 				return err
 			}
 			if a.json {
-				return a.writeJSON(map[string]any{"file": out, "records": len(rs), "seed": opt.Seed, "simulated": true})
+				return a.writeJSON(&run.SimRecordsResult{ResultVersion: run.ResultVersion, File: out, Records: len(rs), Seed: opt.Seed, Simulated: true})
 			}
 			fmt.Fprintf(a.stderr, "[simulated] wrote %d synthetic records to %s\n", len(rs), out)
 			return nil
