@@ -167,18 +167,9 @@ func (a *app) acrSetup(ctx context.Context, f *acrFlags, prog *stageProgress) (*
 	if err != nil {
 		return nil, usageError{err}
 	}
-	system := acr.GeneratorSystem()
-	switch {
-	case f.noSystem && f.systemFile != "":
-		return nil, usagef("--system-file and --no-system exclude each other")
-	case f.noSystem:
-		system = ""
-	case f.systemFile != "":
-		b, err := os.ReadFile(f.systemFile)
-		if err != nil {
-			return nil, err
-		}
-		system = string(b)
+	system, err := f.system()
+	if err != nil {
+		return nil, err
 	}
 	for _, m := range []struct{ model, flag string }{{f.generator, "--generator"}, {f.judgeModel, "--judge-model"}, {f.criticModel, "--critic-model"}} {
 		if strings.TrimSpace(m.model) == "" {
@@ -253,9 +244,16 @@ func (sp *stageProgress) done() {
 	}
 }
 
+type acrRoundFlags struct {
+	f          acrFlags
+	out        string
+	lineage    string
+	reportFile string
+	next       string
+}
+
 func (a *app) acrCmd() *cobra.Command {
-	var f acrFlags
-	var out, lineage, reportFile, next string
+	var o acrRoundFlags
 	cmd := &cobra.Command{
 		Use:   "acr --instructions FILE --generator M --judge-model M2 --critic-model M3 --n 7 -o ROUND.jsonl",
 		Short: "Build SFT data with judges (RefineCoder's Adaptive Critique Refinement): one round",
@@ -294,93 +292,95 @@ execution cache: a rerun makes no call and runs nothing, a killed run resumes,
 and --offline stops at a stage boundary for 'gavel batch'. Each role's model has
 its own service (--generator-base-url etc.); --max-cost applies to each.`,
 		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if out == "" {
-				return usagef("acr needs -o ROUND.jsonl")
-			}
-			if lineage == "" {
-				lineage = strings.TrimSuffix(out, ".jsonl") + ".lineage.jsonl"
-			}
-			prog := &stageProgress{a: a}
-			s, err := a.acrSetup(cmd.Context(), &f, prog)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			start := time.Now()
-			if f.mf.dryRun {
-				if f.mf.queue || f.mf.batch {
-					return usagef("--dry-run sends nothing: leave out --queue and --batch")
-				}
-				return a.dryRun(cmd.Context(), &f.mf, s.db, func(p *llm.Plan, c llm.Cache) error {
-					return s.round.Plan(cmd.Context(), p, c)
-				})
-			}
-			if f.mf.queue {
-				if err := a.acrThroughQueue(cmd.Context(), s, &f); err != nil {
-					return err
-				}
-			}
-			err = s.round.Run(cmd.Context())
-			prog.done()
-			if err != nil {
-				return stopped(err, s.client.Stats().Pending)
-			}
-			simulated := f.simulated()
-			if err := writeAtomic(out, a.stdout, func(w io.Writer) error {
-				return s.round.Write(w, io.Discard, simulated)
-			}); err != nil {
-				return err
-			}
-			var lines []acr.Lineage
-			for _, it := range s.round.Items {
-				lines = append(lines, s.round.Lineage(it, simulated))
-			}
-			if err := writeAtomic(lineage, a.stdout, func(w io.Writer) error {
-				return s.round.Write(io.Discard, w, simulated)
-			}); err != nil {
-				return err
-			}
-			if next != "" {
-				if err := writeAtomic(next, a.stdout, func(w io.Writer) error {
-					return acr.WriteInstructions(w, s.round.NextInstructions())
-				}); err != nil {
-					return err
-				}
-			}
-			stats := acr.Stats(lines)[0]
-			if err := a.writeACRReport(reportFile, &report.ACRReport{Title: "ACR round " + fmt.Sprint(f.round), Simulated: simulated,
-				Sources: []string{f.instructions}, Rounds: []*acr.RoundStats{stats}}); err != nil {
-				return err
-			}
-			calls := s.client.Stats()
-			a.printCalls(calls)
-			if a.json {
-				return a.writeJSON(&run.ACRRoundResult{ResultVersion: run.ResultVersion, Round: f.round, Output: out, Lineage: lineage,
-					Simulated: simulated, Stats: stats, Calls: calls, Seconds: time.Since(start).Seconds()})
-			}
-			tag := ""
-			if simulated {
-				tag = "[simulated] "
-			}
-			fmt.Fprintf(a.stdout, "%sround %d: %d instructions, %d samples: %d single-turn records (sample won), %d critique records, %d skipped\n",
-				tag, f.round, stats.Instructions, stats.Samples, stats.SingleTurn, stats.Critique, stats.Skipped)
-			fmt.Fprintf(a.stdout, "  sample win rate %s; sample pass rate %s; best sample pass rate %s; reference pass rate %s\n",
-				acr.RateText(stats.WinRate, stats.WinRateCI), acr.RateText(stats.SamplePassRate, stats.SamplePassRateCI),
-				acr.RateText(stats.BestPassRate, stats.BestPassRateCI), acr.RateText(stats.ReferencePassRate, stats.ReferencePassRateCI))
-			fmt.Fprintf(a.stdout, "  decided by: %s\n  written: %s, %s\n", countsText(stats.DecidedBy), out, lineage)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.acrRound(cmd, &o) },
 	}
-	f.register(a, cmd, modelUse{queue: queueOwn,
+	o.f.register(a, cmd, modelUse{queue: queueOwn,
 		queueUsage: "spread the instructions over 'gavel worker' processes through the store's work queue (PostgreSQL), one unit per instruction (its samples, runs, scores, comparison and critique); this command works units too"})
 	fl := cmd.Flags()
-	fl.StringVarP(&out, "output", "o", "", "the dataset to write (chat JSONL)")
-	fl.StringVar(&lineage, "lineage", "", "the lineage file to write (default: the output's name with .lineage.jsonl)")
-	fl.StringVar(&reportFile, "report", "", "write an HTML report of the round")
-	fl.StringVar(&next, "next-instructions", "", "also write the next round's instructions: each reference replaced by the sample where the sample won")
+	fl.StringVarP(&o.out, "output", "o", "", "the dataset to write (chat JSONL)")
+	fl.StringVar(&o.lineage, "lineage", "", "the lineage file to write (default: the output's name with .lineage.jsonl)")
+	fl.StringVar(&o.reportFile, "report", "", "write an HTML report of the round")
+	fl.StringVar(&o.next, "next-instructions", "", "also write the next round's instructions: each reference replaced by the sample where the sample won")
 	cmd.AddCommand(a.acrInstructionsCmd(), a.acrCheckCmd(), a.acrReportCmd())
 	return cmd
+}
+
+func (a *app) acrRound(cmd *cobra.Command, o *acrRoundFlags) error {
+	if o.out == "" {
+		return usagef("acr needs -o ROUND.jsonl")
+	}
+	if o.lineage == "" {
+		o.lineage = strings.TrimSuffix(o.out, ".jsonl") + ".lineage.jsonl"
+	}
+	prog := &stageProgress{a: a}
+	s, err := a.acrSetup(cmd.Context(), &o.f, prog)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	start := time.Now()
+	if o.f.mf.dryRun {
+		if o.f.mf.queue || o.f.mf.batch {
+			return usagef("--dry-run sends nothing: leave out --queue and --batch")
+		}
+		return a.dryRun(cmd.Context(), &o.f.mf, s.db, func(p *llm.Plan, c llm.Cache) error {
+			return s.round.Plan(cmd.Context(), p, c)
+		})
+	}
+	if o.f.mf.queue {
+		if err := a.acrThroughQueue(cmd.Context(), s, &o.f); err != nil {
+			return err
+		}
+	}
+	err = s.round.Run(cmd.Context())
+	prog.done()
+	if err != nil {
+		return stopped(err, s.client.Stats().Pending)
+	}
+	simulated := o.f.simulated()
+	if err := writeAtomic(o.out, a.stdout, func(w io.Writer) error {
+		return s.round.Write(w, io.Discard, simulated)
+	}); err != nil {
+		return err
+	}
+	var lines []acr.Lineage
+	for _, it := range s.round.Items {
+		lines = append(lines, s.round.Lineage(it, simulated))
+	}
+	if err := writeAtomic(o.lineage, a.stdout, func(w io.Writer) error {
+		return s.round.Write(io.Discard, w, simulated)
+	}); err != nil {
+		return err
+	}
+	if o.next != "" {
+		if err := writeAtomic(o.next, a.stdout, func(w io.Writer) error {
+			return acr.WriteInstructions(w, s.round.NextInstructions())
+		}); err != nil {
+			return err
+		}
+	}
+	stats := acr.Stats(lines)[0]
+	if err := a.writeACRReport(o.reportFile, &report.ACRReport{Title: "ACR round " + fmt.Sprint(o.f.round), Simulated: simulated,
+		Sources: []string{o.f.instructions}, Rounds: []*acr.RoundStats{stats}}); err != nil {
+		return err
+	}
+	calls := s.client.Stats()
+	a.printCalls(calls)
+	if a.json {
+		return a.writeJSON(&run.ACRRoundResult{ResultVersion: run.ResultVersion, Round: o.f.round, Output: o.out, Lineage: o.lineage,
+			Simulated: simulated, Stats: stats, Calls: calls, Seconds: time.Since(start).Seconds()})
+	}
+	tag := ""
+	if simulated {
+		tag = "[simulated] "
+	}
+	fmt.Fprintf(a.stdout, "%sround %d: %d instructions, %d samples: %d single-turn records (sample won), %d critique records, %d skipped\n",
+		tag, o.f.round, stats.Instructions, stats.Samples, stats.SingleTurn, stats.Critique, stats.Skipped)
+	fmt.Fprintf(a.stdout, "  sample win rate %s; sample pass rate %s; best sample pass rate %s; reference pass rate %s\n",
+		acr.RateText(stats.WinRate, stats.WinRateCI), acr.RateText(stats.SamplePassRate, stats.SamplePassRateCI),
+		acr.RateText(stats.BestPassRate, stats.BestPassRateCI), acr.RateText(stats.ReferencePassRate, stats.ReferencePassRateCI))
+	fmt.Fprintf(a.stdout, "  decided by: %s\n  written: %s, %s\n", countsText(stats.DecidedBy), o.out, o.lineage)
+	return nil
 }
 
 // acrThroughQueue enqueues one unit per instruction, works units itself
@@ -468,11 +468,16 @@ problem's (Python: the check script; Go: the testify test file).`,
 	return cmd
 }
 
+type acrCheckFlags struct {
+	f           acrFlags
+	best        bool
+	failOnFlags bool
+	opt         acr.CheckOptions
+	reportFile  string
+}
+
 func (a *app) acrCheckCmd() *cobra.Command {
-	var f acrFlags
-	var best, failOnFlags bool
-	var opt acr.CheckOptions
-	var reportFile string
+	var o acrCheckFlags
 	cmd := &cobra.Command{
 		Use:   "check --instructions FILE --generator M --judge-model M2 --n 7",
 		Short: "Check the pairwise judge against the tests: agreement and self-preference",
@@ -490,65 +495,67 @@ only each instruction's best sample, as the round does.
 Exit code 0 whether or not the judge is flagged (read "flags" in --json), unless
 --fail-on-flags makes a flag fail the command (exit 1), as a CI gate.`,
 		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			prog := &stageProgress{a: a}
-			s, err := a.acrSetup(cmd.Context(), &f, prog)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			opt.AllSamples = !best
-			res, err := s.round.Check(cmd.Context(), opt)
-			prog.done()
-			if err != nil {
-				return stopped(err, s.client.Stats().Pending)
-			}
-			simulated := f.simulated()
-			gate := func() error {
-				if failOnFlags && len(res.Flags) > 0 {
-					return gateError{fmt.Errorf("gate failed: the judge check raised %d flag(s): %s", len(res.Flags), strings.Join(res.Flags, "; "))}
-				}
-				return nil
-			}
-			if err := a.writeACRReport(reportFile, &report.ACRReport{Title: "ACR judge check: " + f.judgeModel, Simulated: simulated,
-				Sources: []string{f.instructions}, Check: res}); err != nil {
-				return err
-			}
-			calls := s.client.Stats()
-			a.printCalls(calls)
-			if a.json {
-				if err := a.writeJSON(&run.ACRCheckResult{ResultVersion: run.ResultVersion, JudgeModel: f.judgeModel, Pairwise: f.pairwise,
-					Simulated: simulated, Check: res, Calls: calls}); err != nil {
-					return err
-				}
-				return gate()
-			}
-			tag := ""
-			if simulated {
-				tag = "[simulated] "
-			}
-			fmt.Fprintf(a.stdout, "%sjudge check of %s (%s): %d pairs the tests separate, over %d instructions\n", tag, f.pairwise, f.judgeModel, res.Pairs, res.Instructions)
-			fmt.Fprintf(a.stdout, "  agreement with the tests: %s\n", report.PercentEstimate(res.Agreement))
-			fmt.Fprintf(a.stdout, "  self-preference: %s (%d of %d disagreements; %d judge ties)\n", report.PercentEstimate(res.SelfPreference), res.SelfPreferred, res.Disagree, res.JudgeTies)
-			if len(res.Flags) == 0 {
-				fmt.Fprintf(a.stdout, "  ok: agreement >= %.0f%%, self-preference <= %.0f%%\n", 100*res.MinAgreement, 100*res.MaxSelfPreference)
-			}
-			for _, fl := range res.Flags {
-				fmt.Fprintf(a.stdout, "  FLAG: %s\n", fl)
-			}
-			return gate()
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.acrCheck(cmd, &o) },
 	}
-	f.register(a, cmd, modelUse{})
+	o.f.register(a, cmd, modelUse{})
 	fl := cmd.Flags()
-	fl.BoolVar(&best, "best", false, "compare only each instruction's best sample (needs the pointwise scores)")
-	fl.BoolVar(&failOnFlags, "fail-on-flags", false, "a CI gate: exit 1 when the check raises any flag")
-	fl.Float64Var(&opt.MinAgreement, "min-agreement", 0.85, "flag agreement with the tests under this")
-	fl.Float64Var(&opt.MaxSelfPreference, "max-self-preference", 0.55, "flag self-preference over this")
-	fl.IntVar(&opt.Bootstrap.Resamples, "resamples", 2000, "bootstrap resamples")
-	fl.Uint64Var(&opt.Bootstrap.Seed, "seed", 1, "bootstrap seed")
-	fl.StringVar(&reportFile, "report", "", "write an HTML report")
+	fl.BoolVar(&o.best, "best", false, "compare only each instruction's best sample (needs the pointwise scores)")
+	fl.BoolVar(&o.failOnFlags, "fail-on-flags", false, "a CI gate: exit 1 when the check raises any flag")
+	fl.Float64Var(&o.opt.MinAgreement, "min-agreement", 0.85, "flag agreement with the tests under this")
+	fl.Float64Var(&o.opt.MaxSelfPreference, "max-self-preference", 0.55, "flag self-preference over this")
+	fl.IntVar(&o.opt.Bootstrap.Resamples, "resamples", 2000, "bootstrap resamples")
+	fl.Uint64Var(&o.opt.Bootstrap.Seed, "seed", 1, "bootstrap seed")
+	fl.StringVar(&o.reportFile, "report", "", "write an HTML report")
 	return cmd
+}
+
+func (a *app) acrCheck(cmd *cobra.Command, o *acrCheckFlags) error {
+	prog := &stageProgress{a: a}
+	s, err := a.acrSetup(cmd.Context(), &o.f, prog)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	o.opt.AllSamples = !o.best
+	res, err := s.round.Check(cmd.Context(), o.opt)
+	prog.done()
+	if err != nil {
+		return stopped(err, s.client.Stats().Pending)
+	}
+	simulated := o.f.simulated()
+	gate := func() error {
+		if o.failOnFlags && len(res.Flags) > 0 {
+			return gateError{fmt.Errorf("gate failed: the judge check raised %d flag(s): %s", len(res.Flags), strings.Join(res.Flags, "; "))}
+		}
+		return nil
+	}
+	if err := a.writeACRReport(o.reportFile, &report.ACRReport{Title: "ACR judge check: " + o.f.judgeModel, Simulated: simulated,
+		Sources: []string{o.f.instructions}, Check: res}); err != nil {
+		return err
+	}
+	calls := s.client.Stats()
+	a.printCalls(calls)
+	if a.json {
+		if err := a.writeJSON(&run.ACRCheckResult{ResultVersion: run.ResultVersion, JudgeModel: o.f.judgeModel, Pairwise: o.f.pairwise,
+			Simulated: simulated, Check: res, Calls: calls}); err != nil {
+			return err
+		}
+		return gate()
+	}
+	tag := ""
+	if simulated {
+		tag = "[simulated] "
+	}
+	fmt.Fprintf(a.stdout, "%sjudge check of %s (%s): %d pairs the tests separate, over %d instructions\n", tag, o.f.pairwise, o.f.judgeModel, res.Pairs, res.Instructions)
+	fmt.Fprintf(a.stdout, "  agreement with the tests: %s\n", report.PercentEstimate(res.Agreement))
+	fmt.Fprintf(a.stdout, "  self-preference: %s (%d of %d disagreements; %d judge ties)\n", report.PercentEstimate(res.SelfPreference), res.SelfPreferred, res.Disagree, res.JudgeTies)
+	if len(res.Flags) == 0 {
+		fmt.Fprintf(a.stdout, "  ok: agreement >= %.0f%%, self-preference <= %.0f%%\n", 100*res.MinAgreement, 100*res.MaxSelfPreference)
+	}
+	for _, fl := range res.Flags {
+		fmt.Fprintf(a.stdout, "  FLAG: %s\n", fl)
+	}
+	return gate()
 }
 
 // writeACRReport writes an ACR page to file (nothing when file is ""),
@@ -612,4 +619,23 @@ func (a *app) acrReportCmd() *cobra.Command {
 	cmd.Flags().StringArrayVar(&lineages, "lineage", nil, "a round's lineage file (repeat for several rounds)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the HTML report to write")
 	return cmd
+}
+
+// system is the generator's system message: the built-in one, none, or a
+// file's.
+func (f *acrFlags) system() (string, error) {
+	system := acr.GeneratorSystem()
+	switch {
+	case f.noSystem && f.systemFile != "":
+		return "", usagef("--system-file and --no-system exclude each other")
+	case f.noSystem:
+		system = ""
+	case f.systemFile != "":
+		b, err := os.ReadFile(f.systemFile)
+		if err != nil {
+			return "", err
+		}
+		system = string(b)
+	}
+	return system, nil
 }

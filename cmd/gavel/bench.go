@@ -48,13 +48,19 @@ func loadProblems(file, lang string) ([]*problems.Problem, error) {
 	return ps, err
 }
 
+type benchBuildFlags struct {
+	file    string
+	lang    string
+	out     string
+	opt     bench.BuildOptions
+	mf      modelFlags
+	limit   int
+	timeout time.Duration
+	noCache bool
+}
+
 func (a *app) benchBuildCmd() *cobra.Command {
-	var file, lang, out string
-	var opt bench.BuildOptions
-	var mf modelFlags
-	var limit int
-	var timeout time.Duration
-	var noCache bool
+	var f benchBuildFlags
 	cmd := &cobra.Command{
 		Use:   "build --problems FILE --lang go|python --per-score K --seed S -o BENCH.jsonl",
 		Short: "Build a balanced benchmark of programs of known score (0..5), each checked by running it",
@@ -67,124 +73,117 @@ fail them, and inconsistent ones are dropped with the reason. The most diverse
 candidates (greedy farthest-first by normalised token edit distance) are kept,
 and the score levels are balanced.`,
 		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if file == "" || out == "" {
-				return usagef("bench build needs --problems FILE and -o BENCH.jsonl")
-			}
-			ps, err := loadProblems(file, lang)
-			if err != nil {
-				return err
-			}
-			if limit > 0 && limit < len(ps) {
-				ps = ps[:limit]
-			}
-			opt.Lang, opt.Source, opt.Tool = lang, file, "gavel "+buildVersion().Version
-			if mf.dryRun {
-				// Nothing is run and nothing is sent: only the model's
-				// calls are planned (none without --model).
-				if mf.queue || mf.batch {
-					return usagef("--dry-run sends nothing: leave out --queue and --batch")
-				}
-				db, err := a.openStore(cmd.Context())
-				if err != nil {
-					return err
-				}
-				defer db.Close()
-				return a.dryRun(cmd.Context(), &mf, db, func(p *llm.Plan, _ llm.Cache) error {
-					if mf.model == "" {
-						return nil
-					}
-					return bench.PlanModelRules(ps, opt, mf.model, p)
-				})
-			}
-			var mod *bexec.GoModule
-			if lang == "go" {
-				if mod, err = problems.NewGoModule(); err != nil {
-					return err
-				}
-				defer mod.Close()
-			}
-			var db store.Store
-			if !noCache || cmd.Flags().Changed("model") {
-				if db, err = a.openStore(cmd.Context()); err != nil {
-					return err
-				}
-				defer db.Close()
-			}
-			if !noCache {
-				// Every candidate's result is kept: a build run again, or
-				// resumed after a crash, runs nothing twice.
-				opt.Cache = db.BenchResults()
-			}
-			if cmd.Flags().Changed("model") {
-				// Model-applied rules join the catalogue, through the cache.
-				svc, err := mf.service(db, registry())
-				if err != nil {
-					return err
-				}
-				opt.Extra = perturb.LLMRules(cmd.Context(), svc, mf.model, lang)
-			}
-			opt.Limits = bexec.Limits{Wall: timeout}
-			if mf.queue {
-				if noCache || len(opt.Extra) > 0 {
-					return usagef("--queue works through the result cache with the syntax rules: leave out --no-exec-cache and --model")
-				}
-				if err := a.benchThroughQueue(cmd.Context(), db, file, ps, opt, mf); err != nil {
-					return err
-				}
-			}
-			prog := a.newProgress("bench build: candidates checked", 0)
-			opt.Progress = func(done, _ int) { prog.update(done) }
-			res, err := run.BenchBuild(cmd.Context(), ps, mod, opt, out, func(fn func(io.Writer) error) error { return writeAtomic(out, a.stdout, fn) })
-			prog.done()
-			if err != nil {
-				return err
-			}
-			if a.json {
-				return a.writeJSON(res)
-			}
-			fmt.Fprintf(a.stdout, "%s\nwritten to %s in %.0f s\n", res.Describe(), out, res.Seconds)
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			for _, r := range record.SortedKeys(res.PerRule) {
-				fmt.Fprintf(tw, "  rule %s\t%d\n", r, res.PerRule[r])
-			}
-			tw.Flush()
-			reasons := map[string]int{}
-			for _, d := range res.Dropped {
-				reasons[strings.SplitN(d.Reason, " (", 2)[0]]++
-			}
-			for _, r := range record.SortedKeys(reasons) {
-				fmt.Fprintf(a.stdout, "  dropped: %s: %d\n", r, reasons[r])
-			}
-			if len(res.SetAside) > 0 {
-				fmt.Fprintf(a.stdout, "  set aside (canonical solution fails): %s\n", strings.Join(res.SetAside, ", "))
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.benchBuild(cmd, &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&file, "problems", "", "problems file (HumanEval-X Go or HumanEval JSONL, gzipped or not)")
-	fl.StringVar(&lang, "lang", "go", "go or python")
-	fl.IntVar(&opt.PerScore, "per-score", 1, "programs per problem and score")
-	fl.IntVar(&opt.Candidates, "candidates", 0, "candidates tried per problem and score (default 3 x --per-score)")
-	fl.Uint64Var(&opt.Seed, "seed", 1, "seed of the rule choices")
-	fl.IntVar(&limit, "limit", 0, "only the first N problems")
-	fl.IntVar(&opt.Concurrency, "jobs", 2, "programs checked at once")
-	fl.DurationVar(&timeout, "program-timeout", 10*time.Second, "wall-clock limit of one program's tests")
-	fl.StringVarP(&out, "output", "o", "", "benchmark file to write (JSONL)")
-	fl.BoolVar(&noCache, "no-exec-cache", false, "run every candidate again instead of reusing the results kept in the store")
-	a.withModel(cmd, &mf, modelUse{queue: queueOwn, optional: true,
+	fl.StringVar(&f.file, "problems", "", "problems file (HumanEval-X Go or HumanEval JSONL, gzipped or not)")
+	fl.StringVar(&f.lang, "lang", "go", "go or python")
+	fl.IntVar(&f.opt.PerScore, "per-score", 1, "programs per problem and score")
+	fl.IntVar(&f.opt.Candidates, "candidates", 0, "candidates tried per problem and score (default 3 x --per-score)")
+	fl.Uint64Var(&f.opt.Seed, "seed", 1, "seed of the rule choices")
+	fl.IntVar(&f.limit, "limit", 0, "only the first N problems")
+	fl.IntVar(&f.opt.Concurrency, "jobs", 2, "programs checked at once")
+	fl.DurationVar(&f.timeout, "program-timeout", 10*time.Second, "wall-clock limit of one program's tests")
+	fl.StringVarP(&f.out, "output", "o", "", "benchmark file to write (JSONL)")
+	fl.BoolVar(&f.noCache, "no-exec-cache", false, "run every candidate again instead of reusing the results kept in the store")
+	a.withModel(cmd, &f.mf, modelUse{queue: queueOwn, optional: true,
 		queueUsage: "spread the problems over 'gavel worker' processes through the store's work queue (PostgreSQL); this command works units too",
 		modelUsage: "also compose model-applied rules, applied by this model (default: syntax rules only)"})
 	return cmd
 }
 
+func (a *app) benchBuild(cmd *cobra.Command, f *benchBuildFlags) error {
+	if f.file == "" || f.out == "" {
+		return usagef("bench build needs --problems FILE and -o BENCH.jsonl")
+	}
+	ps, err := loadProblems(f.file, f.lang)
+	if err != nil {
+		return err
+	}
+	if f.limit > 0 && f.limit < len(ps) {
+		ps = ps[:f.limit]
+	}
+	f.opt.Lang, f.opt.Source, f.opt.Tool = f.lang, f.file, "gavel "+buildVersion().Version
+	if f.mf.dryRun {
+		// Nothing is run and nothing is sent: only the model's
+		// calls are planned (none without --model).
+		if f.mf.queue || f.mf.batch {
+			return usagef("--dry-run sends nothing: leave out --queue and --batch")
+		}
+		db, err := a.openStore(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		return a.dryRun(cmd.Context(), &f.mf, db, func(p *llm.Plan, _ llm.Cache) error {
+			if f.mf.model == "" {
+				return nil
+			}
+			return bench.PlanModelRules(ps, f.opt, f.mf.model, p)
+		})
+	}
+	var mod *bexec.GoModule
+	if f.lang == "go" {
+		if mod, err = problems.NewGoModule(); err != nil {
+			return err
+		}
+		defer mod.Close()
+	}
+	var db store.Store
+	if !f.noCache || cmd.Flags().Changed("model") {
+		if db, err = a.openStore(cmd.Context()); err != nil {
+			return err
+		}
+		defer db.Close()
+	}
+	if !f.noCache {
+		// Every candidate's result is kept: a build run again, or
+		// resumed after a crash, runs nothing twice.
+		f.opt.Cache = db.BenchResults()
+	}
+	if cmd.Flags().Changed("model") {
+		// Model-applied rules join the catalogue, through the cache.
+		svc, err := f.mf.service(db, registry())
+		if err != nil {
+			return err
+		}
+		f.opt.Extra = perturb.LLMRules(cmd.Context(), svc, f.mf.model, f.lang)
+	}
+	f.opt.Limits = bexec.Limits{Wall: f.timeout}
+	if f.mf.queue {
+		if f.noCache || len(f.opt.Extra) > 0 {
+			return usagef("--queue works through the result cache with the syntax rules: leave out --no-exec-cache and --model")
+		}
+		if err := a.benchThroughQueue(cmd.Context(), db, f.file, ps, f.opt, f.mf); err != nil {
+			return err
+		}
+	}
+	prog := a.newProgress("bench build: candidates checked", 0)
+	f.opt.Progress = func(done, _ int) { prog.update(done) }
+	res, err := run.BenchBuild(cmd.Context(), ps, mod, f.opt, f.out, func(fn func(io.Writer) error) error { return writeAtomic(f.out, a.stdout, fn) })
+	prog.done()
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return a.writeJSON(res)
+	}
+	a.printBenchBuild(res)
+	return nil
+}
+
+type benchRunFlags struct {
+	mf          modelFlags
+	file        string
+	judgeName   string
+	reportFile  string
+	metricNames []string
+	resamples   int
+	seed        uint64
+}
+
 func (a *app) benchRunCmd() *cobra.Command {
-	var mf modelFlags
-	var file, judgeName, reportFile string
-	var metricNames []string
-	var resamples int
-	var seed uint64
+	var f benchRunFlags
 	cmd := &cobra.Command{
 		Use:   "run --bench BENCH.jsonl [--judge J --model M] [--metrics ...]",
 		Short: "Score judges and metrics against a benchmark's known scores",
@@ -195,80 +194,82 @@ confusion by score, with bootstrap intervals that resample whole problems. A
 binary judge predicts 5 for pass and 0 for fail; a rubric judge 5 x its share of
 passed checks; a pointwise judge 5 x its weighted score.`,
 		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if file == "" {
-				return usagef("bench run needs --bench BENCH.jsonl")
-			}
-			cfg := run.BenchRunConfig{File: file, Metrics: metricNames, Model: mf.model, Concurrency: mf.concurrency,
-				Resamples: resamples, Seed: seed, Simulated: isSim(mf.model)}
-			env := &run.Env{}
-			if judgeName != "" {
-				s, err := judge.Load(judgeName)
-				if err != nil {
-					return usageError{err}
-				}
-				cfg.Judge = s
-				db, err := a.openStore(cmd.Context())
-				if err != nil {
-					return err
-				}
-				defer db.Close()
-				svc, err := mf.service(db, registry())
-				if err != nil {
-					return err
-				}
-				env = a.env(db, svc)
-			}
-			res, err := run.BenchRun(cmd.Context(), env, cfg)
-			if err != nil {
-				return stopped(err, 0)
-			}
-			if res.Calls != nil {
-				a.printCalls(*res.Calls)
-			}
-			if reportFile != "" {
-				if err := writeAtomic(reportFile, a.stdout, func(w io.Writer) error { return report.WriteBench(w, res.Report) }); err != nil {
-					return err
-				}
-				a.reportWritten(reportFile)
-			}
-			evals := res.Evaluations
-			if a.json {
-				return a.writeJSON(res)
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintf(tw, "%s%d programs\t%s\tinvalid\t\n", simTag(mf.model), res.Programs, strings.Join(bench.MetaFigures, "\t"))
-			for _, e := range evals {
-				fmt.Fprintf(tw, "%s", e.Name)
-				for _, f := range bench.MetaFigures {
-					fg := e.Figures[f]
-					cell := fg.Value.String()
-					if fg.CI != nil && fg.CI.Defined() {
-						cell += fmt.Sprintf(" [%.2f, %.2f]", fg.CI.Lo, fg.CI.Hi)
-						if fg.CI.Warning != "" {
-							cell += " (!)"
-						}
-					}
-					fmt.Fprintf(tw, "\t%s", cell)
-				}
-				fmt.Fprintf(tw, "\t%d\t\n", e.Invalid)
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "Intervals: 95%%, %d bootstrap resamples of whole problems; (!) marks one resting on too few problems to trust.\n", resamples)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.benchRun(cmd, &f) },
 	}
-	a.withModel(cmd, &mf, modelUse{})
+	a.withModel(cmd, &f.mf, modelUse{})
 	fl := cmd.Flags()
-	fl.StringVar(&file, "bench", "", "benchmark file from 'gavel bench build'")
-	fl.StringVar(&judgeName, "judge", "", "a judge to meta-evaluate (built-in or YAML)")
-	fl.StringSliceVar(&metricNames, "metrics", []string{"token_similarity", "ast_similarity", "compile_only"}, "built-in metrics to meta-evaluate")
-	fl.StringVar(&reportFile, "report", "", "write an HTML report")
-	fl.IntVar(&resamples, "resamples", 2000, "bootstrap resamples")
-	fl.Uint64Var(&seed, "seed", 1, "bootstrap seed")
+	fl.StringVar(&f.file, "bench", "", "benchmark file from 'gavel bench build'")
+	fl.StringVar(&f.judgeName, "judge", "", "a judge to meta-evaluate (built-in or YAML)")
+	fl.StringSliceVar(&f.metricNames, "metrics", []string{"token_similarity", "ast_similarity", "compile_only"}, "built-in metrics to meta-evaluate")
+	fl.StringVar(&f.reportFile, "report", "", "write an HTML report")
+	fl.IntVar(&f.resamples, "resamples", 2000, "bootstrap resamples")
+	fl.Uint64Var(&f.seed, "seed", 1, "bootstrap seed")
 	return cmd
+}
+
+func (a *app) benchRun(cmd *cobra.Command, f *benchRunFlags) error {
+	if f.file == "" {
+		return usagef("bench run needs --bench BENCH.jsonl")
+	}
+	cfg := run.BenchRunConfig{File: f.file, Metrics: f.metricNames, Model: f.mf.model, Concurrency: f.mf.concurrency,
+		Resamples: f.resamples, Seed: f.seed, Simulated: isSim(f.mf.model)}
+	env := &run.Env{}
+	if f.judgeName != "" {
+		s, err := judge.Load(f.judgeName)
+		if err != nil {
+			return usageError{err}
+		}
+		cfg.Judge = s
+		db, err := a.openStore(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		svc, err := f.mf.service(db, registry())
+		if err != nil {
+			return err
+		}
+		env = a.env(db, svc)
+	}
+	res, err := run.BenchRun(cmd.Context(), env, cfg)
+	if err != nil {
+		return stopped(err, 0)
+	}
+	if res.Calls != nil {
+		a.printCalls(*res.Calls)
+	}
+	if f.reportFile != "" {
+		if err := writeAtomic(f.reportFile, a.stdout, func(w io.Writer) error { return report.WriteBench(w, res.Report) }); err != nil {
+			return err
+		}
+		a.reportWritten(f.reportFile)
+	}
+	evals := res.Evaluations
+	if a.json {
+		return a.writeJSON(res)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s%d programs\t%s\tinvalid\t\n", simTag(f.mf.model), res.Programs, strings.Join(bench.MetaFigures, "\t"))
+	for _, e := range evals {
+		fmt.Fprintf(tw, "%s", e.Name)
+		for _, f := range bench.MetaFigures {
+			fg := e.Figures[f]
+			cell := fg.Value.String()
+			if fg.CI != nil && fg.CI.Defined() {
+				cell += fmt.Sprintf(" [%.2f, %.2f]", fg.CI.Lo, fg.CI.Hi)
+				if fg.CI.Warning != "" {
+					cell += " (!)"
+				}
+			}
+			fmt.Fprintf(tw, "\t%s", cell)
+		}
+		fmt.Fprintf(tw, "\t%d\t\n", e.Invalid)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "Intervals: 95%%, %d bootstrap resamples of whole problems; (!) marks one resting on too few problems to trust.\n", f.resamples)
+	return nil
 }
 
 // benchThroughQueue enqueues one unit per problem, works units itself
@@ -288,4 +289,23 @@ func (a *app) benchThroughQueue(ctx context.Context, db store.Store, file string
 	err = r.Wait(ctx, ids, func(done, _ int) { prog.update(done) })
 	prog.done()
 	return err
+}
+
+func (a *app) printBenchBuild(res *run.BenchBuildResult) {
+	fmt.Fprintf(a.stdout, "%s\nwritten to %s in %.0f s\n", res.Describe(), res.File, res.Seconds)
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	for _, r := range record.SortedKeys(res.PerRule) {
+		fmt.Fprintf(tw, "  rule %s\t%d\n", r, res.PerRule[r])
+	}
+	tw.Flush()
+	reasons := map[string]int{}
+	for _, d := range res.Dropped {
+		reasons[strings.SplitN(d.Reason, " (", 2)[0]]++
+	}
+	for _, r := range record.SortedKeys(reasons) {
+		fmt.Fprintf(a.stdout, "  dropped: %s: %d\n", r, reasons[r])
+	}
+	if len(res.SetAside) > 0 {
+		fmt.Fprintf(a.stdout, "  set aside (canonical solution fails): %s\n", strings.Join(res.SetAside, ", "))
+	}
 }

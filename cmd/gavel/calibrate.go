@@ -379,93 +379,7 @@ func (a *app) promptsCmd() *cobra.Command {
 		Short: "List, show and diff stored prompt versions",
 		Args:  args(cobra.NoArgs),
 	}
-	var judgeName string
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "List prompt versions with their parent, iteration and metrics",
-		Args:  args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			ps, err := db.Prompts(cmd.Context(), judgeName)
-			if err != nil {
-				return err
-			}
-			if a.json {
-				if ps == nil {
-					ps = []*judge.PromptVersion{}
-				}
-				return a.writeJSON(ps)
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "HASH\tJUDGE\tITER\tPARENT\tTRAIN PI\tVAL PI\tEDITS\tCREATED")
-			for _, p := range ps {
-				metric := func(k string) string {
-					if v, ok := p.Metrics[k]; ok {
-						return fmt.Sprintf("%.3f", v)
-					}
-					return "-"
-				}
-				fmt.Fprintf(tw, "%.12s\t%s\t%d\t%.12s\t%s\t%s\t%d\t%s\n", p.Hash, p.Judge, p.Iteration, p.Parent, metric("train_scott_pi"), metric("val_scott_pi"), len(p.Edits), p.CreatedAt)
-			}
-			return tw.Flush()
-		},
-	}
-	list.Flags().StringVar(&judgeName, "judge", "", "only this judge's versions")
-	show := &cobra.Command{
-		Use:   "show HASH",
-		Short: "Print a prompt version: its prompt, checks, lineage and the edits that made it",
-		Args:  args(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			db, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			p, err := db.Prompt(cmd.Context(), argv[0])
-			if err != nil {
-				return err
-			}
-			if a.json {
-				return a.writeJSON(p)
-			}
-			fmt.Fprintf(a.stdout, "version %s of %s (iteration %d, parent %.12s)\n", p.Hash, p.Judge, p.Iteration, p.Parent)
-			for _, e := range p.Edits {
-				fmt.Fprintf(a.stdout, "edit: %s\n", e)
-			}
-			if p.Note != "" {
-				fmt.Fprintf(a.stdout, "note: %s\n", p.Note)
-			}
-			fmt.Fprintf(a.stdout, "\n%s", refine.PromptText(p.Spec))
-			return nil
-		},
-	}
-	diff := &cobra.Command{
-		Use:   "diff A B",
-		Short: "Unified diff between two prompt versions",
-		Args:  args(cobra.ExactArgs(2)),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			db, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			pa, err := db.Prompt(cmd.Context(), argv[0])
-			if err != nil {
-				return err
-			}
-			pb, err := db.Prompt(cmd.Context(), argv[1])
-			if err != nil {
-				return err
-			}
-			_, err = io.WriteString(a.stdout, refine.Diff(pa.Spec, pb.Spec))
-			return err
-		},
-	}
-	cmd.AddCommand(list, show, diff)
+	cmd.AddCommand(a.promptsListCmd(), a.promptsShowCmd(), a.promptsDiffCmd())
 	return cmd
 }
 
@@ -519,12 +433,17 @@ func (a *app) noiseCmd() *cobra.Command {
 	return cmd
 }
 
+type driftFlags struct {
+	f           judgeFlags
+	versions    []string
+	by          string
+	resamples   int
+	live        bool
+	failOnAlert bool
+}
+
 func (a *app) driftCmd() *cobra.Command {
-	var f judgeFlags
-	var versions []string
-	var by string
-	var resamples int
-	var live, failOnAlert bool
+	var o driftFlags
 	cmd := &cobra.Command{
 		Use:   "drift --judge-versions V1,V2 --by month --split NAME[:PART] --model M | drift --live --judge J --model M",
 		Short: "Agreement of prompt versions per time window, to see where a recalibrated judge loses; --live: the service's drift monitor",
@@ -536,78 +455,178 @@ with the outcomes that arrived for the changes it judged, by week or month, and
 an alert when the latest window with enough outcomes falls below the interval
 the promotion gate measured (--fail-on-alert exits 1 then).`,
 		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.drift(cmd, &o) },
+	}
+	o.f.register(a, cmd)
+	cmd.Flags().StringSliceVar(&o.versions, "judge-versions", nil, "prompt versions to compare (hash prefixes)")
+	cmd.Flags().StringVar(&o.by, "by", "month", "time window: month or week (with --live, week by default)")
+	cmd.Flags().IntVar(&o.resamples, "resamples", 2000, "bootstrap resamples per window")
+	cmd.Flags().BoolVar(&o.live, "live", false, "the service's drift monitor: the active version of --judge against the outcomes that arrived")
+	cmd.Flags().BoolVar(&o.failOnAlert, "fail-on-alert", false, "with --live, exit 1 when the monitor is in alert")
+	return cmd
+}
+
+func (a *app) drift(cmd *cobra.Command, o *driftFlags) error {
+	ctx := cmd.Context()
+	if o.live {
+		if o.f.model == "" {
+			return errNoModel
+		}
+		if !cmd.Flags().Changed("by") {
+			o.by = "week"
+		}
+		return a.liveDrift(ctx, o.f.judge, o.f.model, o.by, o.resamples, o.failOnAlert)
+	}
+	if err := refine.CheckWindow(o.by); err != nil {
+		return usagef("--by: %v", err)
+	}
+	if len(o.versions) == 0 {
+		return usagef("--judge-versions V1,V2 is needed (hashes from 'gavel prompts list')")
+	}
+	db, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ref := o.f.split
+	if ref != "" && !strings.Contains(ref, ":") {
+		ref += ":test"
+	}
+	rs, err := o.f.records(ctx, db, ref, 0)
+	if err == nil {
+		err = o.f.checkRecords(rs)
+	}
+	if err != nil {
+		return err
+	}
+	svc, err := o.f.service(db, registry())
+	if err != nil {
+		return err
+	}
+	res, err := run.Drift(ctx, a.env(db, svc), run.DriftConfig{Versions: o.versions, Model: o.f.model, Records: rs, By: o.by,
+		Resamples: o.resamples, Concurrency: o.f.concurrency, Simulated: isSim(o.f.model)})
+	if err != nil {
+		return stopped(err, svc.Stats().Pending)
+	}
+	if a.json {
+		return a.writeJSON(res)
+	}
+	specs, ws := res.Specs, res.Windows
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s%s\trecords", simTag(o.f.model), o.by)
+	for _, s := range specs {
+		fmt.Fprintf(tw, "\t%s %.8s", s.Name, s.Version())
+	}
+	fmt.Fprintln(tw)
+	for _, w := range ws {
+		start := w.Start.Format("2006-01")
+		if o.by == refine.ByWeek {
+			start = w.Start.Format("2006-01-02")
+		}
+		fmt.Fprintf(tw, "%s\t%d", start, w.N)
+		for _, s := range specs {
+			fg := w.Pi[s.Version()]
+			fmt.Fprintf(tw, "\t%s %s", fg.Value, fg.CI)
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+func (a *app) promptsListCmd() *cobra.Command {
+	var judgeName string
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List prompt versions with their parent, iteration and metrics",
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			if live {
-				if f.model == "" {
-					return errNoModel
-				}
-				if !cmd.Flags().Changed("by") {
-					by = "week"
-				}
-				return a.liveDrift(ctx, f.judge, f.model, by, resamples, failOnAlert)
-			}
-			if err := refine.CheckWindow(by); err != nil {
-				return usagef("--by: %v", err)
-			}
-			if len(versions) == 0 {
-				return usagef("--judge-versions V1,V2 is needed (hashes from 'gavel prompts list')")
-			}
-			db, err := a.openStore(ctx)
+			db, err := a.openStore(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			ref := f.split
-			if ref != "" && !strings.Contains(ref, ":") {
-				ref += ":test"
-			}
-			rs, err := f.records(ctx, db, ref, 0)
-			if err == nil {
-				err = f.checkRecords(rs)
-			}
+			ps, err := db.Prompts(cmd.Context(), judgeName)
 			if err != nil {
 				return err
-			}
-			svc, err := f.service(db, registry())
-			if err != nil {
-				return err
-			}
-			res, err := run.Drift(ctx, a.env(db, svc), run.DriftConfig{Versions: versions, Model: f.model, Records: rs, By: by,
-				Resamples: resamples, Concurrency: f.concurrency, Simulated: isSim(f.model)})
-			if err != nil {
-				return stopped(err, svc.Stats().Pending)
 			}
 			if a.json {
-				return a.writeJSON(res)
+				if ps == nil {
+					ps = []*judge.PromptVersion{}
+				}
+				return a.writeJSON(ps)
 			}
-			specs, ws := res.Specs, res.Windows
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "%s%s\trecords", simTag(f.model), by)
-			for _, s := range specs {
-				fmt.Fprintf(tw, "\t%s %.8s", s.Name, s.Version())
-			}
-			fmt.Fprintln(tw)
-			for _, w := range ws {
-				start := w.Start.Format("2006-01")
-				if by == refine.ByWeek {
-					start = w.Start.Format("2006-01-02")
+			fmt.Fprintln(tw, "HASH\tJUDGE\tITER\tPARENT\tTRAIN PI\tVAL PI\tEDITS\tCREATED")
+			for _, p := range ps {
+				metric := func(k string) string {
+					if v, ok := p.Metrics[k]; ok {
+						return fmt.Sprintf("%.3f", v)
+					}
+					return "-"
 				}
-				fmt.Fprintf(tw, "%s\t%d", start, w.N)
-				for _, s := range specs {
-					fg := w.Pi[s.Version()]
-					fmt.Fprintf(tw, "\t%s %s", fg.Value, fg.CI)
-				}
-				fmt.Fprintln(tw)
+				fmt.Fprintf(tw, "%.12s\t%s\t%d\t%.12s\t%s\t%s\t%d\t%s\n", p.Hash, p.Judge, p.Iteration, p.Parent, metric("train_scott_pi"), metric("val_scott_pi"), len(p.Edits), p.CreatedAt)
 			}
 			return tw.Flush()
 		},
 	}
-	f.register(a, cmd)
-	cmd.Flags().StringSliceVar(&versions, "judge-versions", nil, "prompt versions to compare (hash prefixes)")
-	cmd.Flags().StringVar(&by, "by", "month", "time window: month or week (with --live, week by default)")
-	cmd.Flags().IntVar(&resamples, "resamples", 2000, "bootstrap resamples per window")
-	cmd.Flags().BoolVar(&live, "live", false, "the service's drift monitor: the active version of --judge against the outcomes that arrived")
-	cmd.Flags().BoolVar(&failOnAlert, "fail-on-alert", false, "with --live, exit 1 when the monitor is in alert")
-	return cmd
+	list.Flags().StringVar(&judgeName, "judge", "", "only this judge's versions")
+	return list
+}
+
+func (a *app) promptsShowCmd() *cobra.Command {
+	show := &cobra.Command{
+		Use:   "show HASH",
+		Short: "Print a prompt version: its prompt, checks, lineage and the edits that made it",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			db, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			p, err := db.Prompt(cmd.Context(), argv[0])
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.writeJSON(p)
+			}
+			fmt.Fprintf(a.stdout, "version %s of %s (iteration %d, parent %.12s)\n", p.Hash, p.Judge, p.Iteration, p.Parent)
+			for _, e := range p.Edits {
+				fmt.Fprintf(a.stdout, "edit: %s\n", e)
+			}
+			if p.Note != "" {
+				fmt.Fprintf(a.stdout, "note: %s\n", p.Note)
+			}
+			fmt.Fprintf(a.stdout, "\n%s", refine.PromptText(p.Spec))
+			return nil
+		},
+	}
+	return show
+}
+
+func (a *app) promptsDiffCmd() *cobra.Command {
+	diff := &cobra.Command{
+		Use:   "diff A B",
+		Short: "Unified diff between two prompt versions",
+		Args:  args(cobra.ExactArgs(2)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			db, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			pa, err := db.Prompt(cmd.Context(), argv[0])
+			if err != nil {
+				return err
+			}
+			pb, err := db.Prompt(cmd.Context(), argv[1])
+			if err != nil {
+				return err
+			}
+			_, err = io.WriteString(a.stdout, refine.Diff(pa.Spec, pb.Spec))
+			return err
+		},
+	}
+	return diff
 }

@@ -17,11 +17,15 @@ import (
 	"github.com/gavelhq/gavel/store/sqlite"
 )
 
+type demoFlags struct {
+	out       string
+	n         int
+	seed      uint64
+	resamples int
+}
+
 func (a *app) demoCmd() *cobra.Command {
-	var out string
-	var n int
-	var seed uint64
-	var resamples int
+	var f demoFlags
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the whole AutoRefine pipeline offline on the simulated world and write a report",
@@ -32,79 +36,81 @@ proposer of random rules), the label-noise study and the reference ablation,
 and write report.html, summary.md and summary.json. Every output says
 it ran on the simulated world: it shows the machinery, not any real model.`,
 		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			start := time.Now()
-			keep := out != ""
-			if out == "" {
-				d, err := os.MkdirTemp("", "gavel-demo-")
-				if err != nil {
-					return err
-				}
-				out = d
-			} else if err := os.MkdirAll(out, 0o755); err != nil {
-				return err
-			}
-			dbPath := filepath.Join(out, "gavel.db")
-			if _, err := os.Stat(dbPath); err == nil {
-				return fmt.Errorf("%s already holds a demo (gavel.db); give a new --out folder", out)
-			}
-			db, err := sqlite.Open(ctx, dbPath)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			sum, err := a.runDemo(ctx, db, out, run.DemoConfig{N: n, Seed: seed, Resamples: resamples, GavelVersion: buildVersion().Version,
-				Log: func(line string) { fmt.Fprintf(a.stderr, "[simulated] demo: %s\n", line) }})
-			if err != nil {
-				return err
-			}
-			if !keep {
-				// Without --out the store (about 100 MB of cached simulated
-				// answers) is not left behind in the temporary folder.
-				db.Close()
-				for _, suffix := range []string{"", "-wal", "-shm"} {
-					os.Remove(dbPath + suffix)
-				}
-				sum.Files["store"] = ""
-			}
-			sum.Seconds = time.Since(start).Seconds()
-			if err := writeAtomic(sum.Files["summary.json"], a.stdout, func(w io.Writer) error {
-				return writeJSONTo(w, sum)
-			}); err != nil {
-				return err
-			}
-			if a.json {
-				return a.writeJSON(sum)
-			}
-			fmt.Fprintf(a.stdout, "[simulated] gavel demo: %d synthetic records, seed %d, in %.0f s\n", sum.Records, sum.Seed, sum.Seconds)
-			for _, j := range sum.Judges {
-				fmt.Fprintf(a.stdout, "  %-9s test pi %s -> %s (gain %s [%s]) in %d iteration(s); %d revision(s) over the %d-character cap\n", j.Judge,
-					num(j.Test.Original.ScottPi), num(j.Test.Calibrated.ScottPi), num(j.Gain.ScottPi), ci(j.Gain.CI), j.Iterations, j.RevisionsOverCap, j.MaxPromptChars)
-			}
-			for _, c := range sum.Controls {
-				fmt.Fprintf(a.stdout, "  control %-18s %-9s pi %s -> %s (gain %s [%s])\n", c.Name, c.Judge,
-					num(c.Original.ScottPi), num(c.Calibrated.ScottPi), num(c.Gain.ScottPi), ci(c.Gain.CI))
-			}
-			fmt.Fprintf(a.stdout, "  teacher: %d kept, %d abstained, %d corrected\n", sum.Teacher.Kept, sum.Teacher.Abstained, sum.Teacher.Corrected)
-			fmt.Fprintf(a.stdout, "  label noise %.1f%% -> %.1f%% after the teacher\n", 100*sum.Noise.Before, 100*sum.Noise.After)
-			fmt.Fprintf(a.stdout, "  teacher abstains on %.0f%% of failures with the reference, %.0f%% without\n",
-				100*sum.Ablation.TeacherAbstainFailWith, 100*sum.Ablation.TeacherAbstainFailWithout)
-			fmt.Fprintf(a.stdout, "  model calls: %d live (simulated), %d from the cache\n", sum.ModelCalls.Live, sum.ModelCalls.Cached)
-			fmt.Fprintf(a.stdout, "report: %s\nsummary: %s and %s\n", sum.Files["report.html"], sum.Files["summary.md"], sum.Files["summary.json"])
-			if keep {
-				fmt.Fprintf(a.stdout, "store: %s (keep it to rerun commands on it; it is safe to delete)\n", sum.Files["store"])
-			} else {
-				fmt.Fprintln(a.stdout, "store: removed (give --out DIR to keep it)")
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.demo(cmd, &f) },
 	}
-	cmd.Flags().StringVar(&out, "out", "", "folder for the demo's store and reports, all kept (default: a new temporary folder, whose store is removed at the end)")
-	cmd.Flags().IntVar(&n, "n", 1200, "synthetic records")
-	cmd.Flags().Uint64Var(&seed, "seed", 3, "seed of the simulated world")
-	cmd.Flags().IntVar(&resamples, "resamples", 2000, "bootstrap resamples")
+	cmd.Flags().StringVar(&f.out, "out", "", "folder for the demo's store and reports, all kept (default: a new temporary folder, whose store is removed at the end)")
+	cmd.Flags().IntVar(&f.n, "n", 1200, "synthetic records")
+	cmd.Flags().Uint64Var(&f.seed, "seed", 3, "seed of the simulated world")
+	cmd.Flags().IntVar(&f.resamples, "resamples", 2000, "bootstrap resamples")
 	return cmd
+}
+
+func (a *app) demo(cmd *cobra.Command, f *demoFlags) error {
+	ctx := cmd.Context()
+	start := time.Now()
+	keep := f.out != ""
+	if f.out == "" {
+		d, err := os.MkdirTemp("", "gavel-demo-")
+		if err != nil {
+			return err
+		}
+		f.out = d
+	} else if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return err
+	}
+	dbPath := filepath.Join(f.out, "gavel.db")
+	if _, err := os.Stat(dbPath); err == nil {
+		return fmt.Errorf("%s already holds a demo (gavel.db); give a new --out folder", f.out)
+	}
+	db, err := sqlite.Open(ctx, dbPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	sum, err := a.runDemo(ctx, db, f.out, run.DemoConfig{N: f.n, Seed: f.seed, Resamples: f.resamples, GavelVersion: buildVersion().Version,
+		Log: func(line string) { fmt.Fprintf(a.stderr, "[simulated] demo: %s\n", line) }})
+	if err != nil {
+		return err
+	}
+	if !keep {
+		// Without --out the store (about 100 MB of cached simulated
+		// answers) is not left behind in the temporary folder.
+		db.Close()
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			os.Remove(dbPath + suffix)
+		}
+		sum.Files["store"] = ""
+	}
+	sum.Seconds = time.Since(start).Seconds()
+	if err := writeAtomic(sum.Files["summary.json"], a.stdout, func(w io.Writer) error {
+		return writeJSONTo(w, sum)
+	}); err != nil {
+		return err
+	}
+	if a.json {
+		return a.writeJSON(sum)
+	}
+	fmt.Fprintf(a.stdout, "[simulated] gavel demo: %d synthetic records, seed %d, in %.0f s\n", sum.Records, sum.Seed, sum.Seconds)
+	for _, j := range sum.Judges {
+		fmt.Fprintf(a.stdout, "  %-9s test pi %s -> %s (gain %s [%s]) in %d iteration(s); %d revision(s) over the %d-character cap\n", j.Judge,
+			num(j.Test.Original.ScottPi), num(j.Test.Calibrated.ScottPi), num(j.Gain.ScottPi), ci(j.Gain.CI), j.Iterations, j.RevisionsOverCap, j.MaxPromptChars)
+	}
+	for _, c := range sum.Controls {
+		fmt.Fprintf(a.stdout, "  control %-18s %-9s pi %s -> %s (gain %s [%s])\n", c.Name, c.Judge,
+			num(c.Original.ScottPi), num(c.Calibrated.ScottPi), num(c.Gain.ScottPi), ci(c.Gain.CI))
+	}
+	fmt.Fprintf(a.stdout, "  teacher: %d kept, %d abstained, %d corrected\n", sum.Teacher.Kept, sum.Teacher.Abstained, sum.Teacher.Corrected)
+	fmt.Fprintf(a.stdout, "  label noise %.1f%% -> %.1f%% after the teacher\n", 100*sum.Noise.Before, 100*sum.Noise.After)
+	fmt.Fprintf(a.stdout, "  teacher abstains on %.0f%% of failures with the reference, %.0f%% without\n",
+		100*sum.Ablation.TeacherAbstainFailWith, 100*sum.Ablation.TeacherAbstainFailWithout)
+	fmt.Fprintf(a.stdout, "  model calls: %d live (simulated), %d from the cache\n", sum.ModelCalls.Live, sum.ModelCalls.Cached)
+	fmt.Fprintf(a.stdout, "report: %s\nsummary: %s and %s\n", sum.Files["report.html"], sum.Files["summary.md"], sum.Files["summary.json"])
+	if keep {
+		fmt.Fprintf(a.stdout, "store: %s (keep it to rerun commands on it; it is safe to delete)\n", sum.Files["store"])
+	} else {
+		fmt.Fprintln(a.stdout, "store: removed (give --out DIR to keep it)")
+	}
+	return nil
 }
 
 func num(v *float64) string {

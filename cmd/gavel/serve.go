@@ -26,13 +26,18 @@ import (
 // gavel's store is what the service keeps.
 var _ server.Store = store.Store(nil)
 
+type serveFlags struct {
+	m          modelFlags
+	addr       string
+	cfg        server.Config
+	recal      bool
+	ropt       deploy.RecalibrateOptions
+	hookSecret string
+	githubURL  string
+}
+
 func (a *app) serveCmd() *cobra.Command {
-	var m modelFlags
-	var addr string
-	var cfg server.Config
-	var recal bool
-	var ropt deploy.RecalibrateOptions
-	var hookSecret, githubURL string
+	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve --addr HOST:PORT --model M",
 		Short: "Run the service: judge changes with each judge's active version, hear outcomes, gate promotions, watch drift, blind review",
@@ -48,68 +53,70 @@ for one revision); with GITHUB_TOKEN it also records pull requests it did not ju
 It prints "listening on http://HOST:PORT" on stderr once ready, and stops
 gracefully on SIGINT or SIGTERM.`,
 		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			if isSim(m.model) && !m.simOnReal {
-				return usagef("--model %s is gavel's simulated model: a service would answer real changes with simulated verdicts. "+
-					"Give a real model, or --sim-on-real to try the machinery (every answer then says \"simulated\": true)", m.model)
-			}
-			db, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			svc, err := m.service(db, registry())
-			if err != nil {
-				return err
-			}
-			if err := svc.Preflight(ctx, m.model); err != nil {
-				return err
-			}
-			cfg.Store, cfg.Client, cfg.Stats, cfg.Model = db, svc, svc.Stats, m.model
-			cfg.Simulated = isSim(m.model)
-			cfg.GitHubWebhookSecret = []byte(hookSecret)
-			if os.Getenv("GITHUB_TOKEN") != "" {
-				if cfg.GitHub, err = githubClient(db, githubURL, nil); err != nil {
-					return err
-				}
-			}
-			cfg.Log = slog.New(slog.NewTextHandler(a.stderr, nil))
-			srv, err := server.New(cfg)
-			if err != nil {
-				return err
-			}
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return usagef("--addr %s: %v", addr, err)
-			}
-			if recal {
-				mon := &deploy.Monitor{Store: db, Client: svc, Model: m.model, Log: cfg.Log,
-					Boot: metrics.BootstrapOptions{Resamples: cfg.Resamples, Seed: cfg.Seed}}
-				go mon.Run(ctx, ropt)
-			}
-			fmt.Fprintf(a.stderr, "listening on http://%s\n", ln.Addr())
-			return srv.Serve(ctx, ln)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.serve(cmd, &f) },
 	}
-	a.withModel(cmd, &m, modelUse{queue: queueRefused})
+	a.withModel(cmd, &f.m, modelUse{queue: queueRefused})
 	fl := cmd.Flags()
-	fl.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on, HOST:PORT (port 0: any free port)")
-	fl.Int64Var(&cfg.BodyLimit, "body-limit", 1<<20, "largest request body, in bytes")
-	fl.Float64Var(&cfg.Rate, "rate", 20, "requests a second per token (negative: no limit)")
-	fl.IntVar(&cfg.Burst, "burst", 0, "requests a token may send at once before --rate applies (default twice --rate)")
-	fl.DurationVar(&cfg.ModelTimeout, "model-timeout", 2*time.Minute, "time limit of judging one change, retries included")
-	fl.DurationVar(&cfg.ReadTimeout, "read-timeout", 30*time.Second, "time limit of reading a request")
-	fl.DurationVar(&cfg.WriteTimeout, "write-timeout", 0, "time limit of answering a request (default --model-timeout plus 30s)")
-	fl.IntVar(&cfg.Resamples, "resamples", 2000, "bootstrap resamples of intervals (gate, drift, agreement)")
-	fl.BoolVar(&recal, "recalibrate", false, "when the drift monitor alerts, calibrate the active version again on the outcomes that arrived (the result is a candidate for 'gavel promote', never activated by itself)")
-	fl.DurationVar(&ropt.Every, "drift-every", time.Hour, "with --recalibrate, how often the monitor checks each judge")
-	fl.StringVar(&ropt.By, "drift-by", "week", "with --recalibrate, the monitor's window: week or month")
-	fl.StringVar(&ropt.TeacherModel, "teacher-model", "", "with --recalibrate, the teacher's model (default --model)")
-	fl.StringVar(&ropt.EditorModel, "editor-model", "", "with --recalibrate, the proposer's and applier's model (default --model)")
-	fl.StringVar(&hookSecret, "github-webhook-secret", os.Getenv("GAVEL_GITHUB_WEBHOOK_SECRET"), "the GitHub webhook's secret (env GAVEL_GITHUB_WEBHOOK_SECRET; prefer the environment); empty: no webhook endpoint")
-	fl.StringVar(&githubURL, "github-base-url", "", "GitHub Enterprise API URL for fetching pull requests (with GITHUB_TOKEN)")
+	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on, HOST:PORT (port 0: any free port)")
+	fl.Int64Var(&f.cfg.BodyLimit, "body-limit", 1<<20, "largest request body, in bytes")
+	fl.Float64Var(&f.cfg.Rate, "rate", 20, "requests a second per token (negative: no limit)")
+	fl.IntVar(&f.cfg.Burst, "burst", 0, "requests a token may send at once before --rate applies (default twice --rate)")
+	fl.DurationVar(&f.cfg.ModelTimeout, "model-timeout", 2*time.Minute, "time limit of judging one change, retries included")
+	fl.DurationVar(&f.cfg.ReadTimeout, "read-timeout", 30*time.Second, "time limit of reading a request")
+	fl.DurationVar(&f.cfg.WriteTimeout, "write-timeout", 0, "time limit of answering a request (default --model-timeout plus 30s)")
+	fl.IntVar(&f.cfg.Resamples, "resamples", 2000, "bootstrap resamples of intervals (gate, drift, agreement)")
+	fl.BoolVar(&f.recal, "recalibrate", false, "when the drift monitor alerts, calibrate the active version again on the outcomes that arrived (the result is a candidate for 'gavel promote', never activated by itself)")
+	fl.DurationVar(&f.ropt.Every, "drift-every", time.Hour, "with --recalibrate, how often the monitor checks each judge")
+	fl.StringVar(&f.ropt.By, "drift-by", "week", "with --recalibrate, the monitor's window: week or month")
+	fl.StringVar(&f.ropt.TeacherModel, "teacher-model", "", "with --recalibrate, the teacher's model (default --model)")
+	fl.StringVar(&f.ropt.EditorModel, "editor-model", "", "with --recalibrate, the proposer's and applier's model (default --model)")
+	fl.StringVar(&f.hookSecret, "github-webhook-secret", os.Getenv("GAVEL_GITHUB_WEBHOOK_SECRET"), "the GitHub webhook's secret (env GAVEL_GITHUB_WEBHOOK_SECRET; prefer the environment); empty: no webhook endpoint")
+	fl.StringVar(&f.githubURL, "github-base-url", "", "GitHub Enterprise API URL for fetching pull requests (with GITHUB_TOKEN)")
 	return cmd
+}
+
+func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
+	ctx := cmd.Context()
+	if isSim(f.m.model) && !f.m.simOnReal {
+		return usagef("--model %s is gavel's simulated model: a service would answer real changes with simulated verdicts. "+
+			"Give a real model, or --sim-on-real to try the machinery (every answer then says \"simulated\": true)", f.m.model)
+	}
+	db, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	svc, err := f.m.service(db, registry())
+	if err != nil {
+		return err
+	}
+	if err := svc.Preflight(ctx, f.m.model); err != nil {
+		return err
+	}
+	f.cfg.Store, f.cfg.Client, f.cfg.Stats, f.cfg.Model = db, svc, svc.Stats, f.m.model
+	f.cfg.Simulated = isSim(f.m.model)
+	f.cfg.GitHubWebhookSecret = []byte(f.hookSecret)
+	if os.Getenv("GITHUB_TOKEN") != "" {
+		if f.cfg.GitHub, err = githubClient(db, f.githubURL, nil); err != nil {
+			return err
+		}
+	}
+	f.cfg.Log = slog.New(slog.NewTextHandler(a.stderr, nil))
+	srv, err := server.New(f.cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return usagef("--addr %s: %v", f.addr, err)
+	}
+	if f.recal {
+		mon := &deploy.Monitor{Store: db, Client: svc, Model: f.m.model, Log: f.cfg.Log,
+			Boot: metrics.BootstrapOptions{Resamples: f.cfg.Resamples, Seed: f.cfg.Seed}}
+		go mon.Run(ctx, f.ropt)
+	}
+	fmt.Fprintf(a.stderr, "listening on http://%s\n", ln.Addr())
+	return srv.Serve(ctx, ln)
 }
 
 func (a *app) tokenCmd() *cobra.Command {

@@ -68,41 +68,7 @@ test, for measuring drift. 'gavel split show NAME' prints a split and
 	fl.StringSliceVar(&exclude, "exclude-status", nil, "leave records with these statuses out of the split (e.g. draft)")
 	fl.BoolVar(&replace, "replace", false, "replace an existing split of the same name")
 
-	show := &cobra.Command{
-		Use:   "show NAME",
-		Short: "Print a split: its parameters and records, labels and groups per part",
-		Args:  args(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.showSplit(cmd, argv[0])
-		},
-	}
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "List the stored splits",
-		Args:  args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			specs, err := db.Splits(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if a.json {
-				if specs == nil {
-					specs = []record.SplitSpec{}
-				}
-				return a.writeJSON(specs)
-			}
-			for _, s := range specs {
-				fmt.Fprintf(a.stdout, "%s\t%s\n", s.Name, describeSpec(s))
-			}
-			return nil
-		},
-	}
-	cmd.AddCommand(show, list)
+	cmd.AddCommand(a.splitShowCmd(), a.splitListCmd())
 	return cmd
 }
 
@@ -185,4 +151,46 @@ func (a *app) showSplit(cmd *cobra.Command, name string) error {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\n", p, ps.Records, ps.Pass, ps.Fail, ps.Groups)
 	}
 	return tw.Flush()
+}
+
+func (a *app) splitShowCmd() *cobra.Command {
+	show := &cobra.Command{
+		Use:   "show NAME",
+		Short: "Print a split: its parameters and records, labels and groups per part",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			return a.showSplit(cmd, argv[0])
+		},
+	}
+	return show
+}
+
+func (a *app) splitListCmd() *cobra.Command {
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the stored splits",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			db, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			specs, err := db.Splits(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if a.json {
+				if specs == nil {
+					specs = []record.SplitSpec{}
+				}
+				return a.writeJSON(specs)
+			}
+			for _, s := range specs {
+				fmt.Fprintf(a.stdout, "%s\t%s\n", s.Name, describeSpec(s))
+			}
+			return nil
+		},
+	}
+	return list
 }
