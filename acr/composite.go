@@ -27,18 +27,18 @@ func ParseWeights(s string, spec *judge.Spec) (Weights, error) {
 	for _, part := range strings.Split(s, ",") {
 		name, val, ok := strings.Cut(strings.TrimSpace(part), "=")
 		if !ok {
-			return nil, fmt.Errorf("--weights: %q is not NAME=WEIGHT", part)
+			return nil, fmt.Errorf("%q is not NAME=WEIGHT", part)
 		}
 		if _, known := w[name]; !known {
 			var names []string
 			for _, c := range spec.Criteria {
 				names = append(names, c.Name)
 			}
-			return nil, fmt.Errorf("--weights: %q is not a criterion of judge %s (%s)", name, spec.Name, strings.Join(names, ", "))
+			return nil, fmt.Errorf("%q is not a criterion of judge %s (%s)", name, spec.Name, strings.Join(names, ", "))
 		}
 		x, err := strconv.ParseFloat(val, 64)
 		if err != nil || x < 0 || math.IsInf(x, 0) || math.IsNaN(x) {
-			return nil, fmt.Errorf("--weights: %s: %q is not a number of at least 0", name, val)
+			return nil, fmt.Errorf("%s: %q is not a number of at least 0", name, val)
 		}
 		w[name] = x
 	}
@@ -47,7 +47,7 @@ func ParseWeights(s string, spec *judge.Spec) (Weights, error) {
 		total += x
 	}
 	if total == 0 {
-		return nil, fmt.Errorf("--weights: every weight is 0")
+		return nil, fmt.Errorf("every weight is 0")
 	}
 	return w, nil
 }

@@ -18,7 +18,7 @@ func ParseTies(s string) (Side, error) {
 	case Sample, Reference:
 		return Side(s), nil
 	}
-	return "", fmt.Errorf("--ties: want sample or reference, not %q", s)
+	return "", fmt.Errorf("want sample or reference, not %q", s)
 }
 
 // Judgement is the pairwise judge's combined answer over both orders.

@@ -47,7 +47,7 @@ type GerritOptions struct {
 // record PROJECT~NUMBER@SHA12.
 func ImportGerrit(ctx context.Context, st Store, opt GerritOptions) (*GitHubResult, error) {
 	if opt.URL == "" {
-		return nil, fmt.Errorf("import gerrit: --url is needed")
+		return nil, fmt.Errorf("import gerrit: the server's URL is needed")
 	}
 	if opt.Query == "" {
 		opt.Query = "status:merged OR status:abandoned"

@@ -94,7 +94,7 @@ const DefaultMaxDiffBytes = 256 << 10
 // ETagTransport make the pages already seen cheap).
 func ImportGitHub(ctx context.Context, gh *github.Client, st Store, opt GitHubOptions) (*GitHubResult, error) {
 	if opt.Owner == "" || opt.Repo == "" {
-		return nil, errors.New("import github: --repo OWNER/NAME is needed")
+		return nil, errors.New("import github: the repository OWNER/NAME is needed")
 	}
 	im := newImporter(gh, st, opt)
 	opt = im.opt

@@ -15,8 +15,12 @@ var (
 	// ErrPending is returned in offline mode for a request the cache cannot
 	// answer; the request has been stored as pending.
 	ErrPending = errors.New("model call pending")
-	// ErrBudget is returned when a call would take spending past --max-cost.
+	// ErrBudget is returned when a call would take spending past the
+	// budget (Options.MaxCost).
 	ErrBudget = errors.New("cost budget reached")
+	// ErrNoPrice is returned when a budget is set and a model has no price
+	// to count its calls against it.
+	ErrNoPrice = errors.New("a cost budget needs the model's price")
 	// ErrTransient is wrapped by the error of a call that kept failing for
 	// reasons that pass (rate limits, server errors, timeouts, dropped
 	// connections) until its attempts ran out: running again later can

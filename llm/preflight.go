@@ -48,7 +48,7 @@ func (s *Service) Preflight(ctx context.Context, model string) error {
 		base = ep.DefaultBaseURL
 	}
 	if cfg.APIKey == "" && os.Getenv(ep.KeyEnv) == "" && !custom {
-		return Fatal(fmt.Errorf("%s: %s is not set; it is needed for %s (a local server given with --base-url or %s may need none)",
+		return Fatal(fmt.Errorf("%s: %s is not set; it is needed for %s (a local server given by its base URL or %s may need none)",
 			model, ep.KeyEnv, base, ep.BaseURLEnv))
 	}
 	u, err := url.Parse(base)
@@ -67,7 +67,7 @@ func (s *Service) Preflight(ctx context.Context, model string) error {
 	defer cancel()
 	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", host)
 	if err != nil {
-		return Fatal(fmt.Errorf("%s: cannot reach %s: %v (check --base-url, %s and the network)", model, base, err, ep.BaseURLEnv))
+		return Fatal(fmt.Errorf("%s: cannot reach %s: %v (check the base URL, %s and the network)", model, base, err, ep.BaseURLEnv))
 	}
 	conn.Close()
 	return nil

@@ -624,7 +624,7 @@ func (s *Service) reserve(req *Request) (func(*Response), error) {
 	}
 	p, ok := s.opt.Prices.Lookup(req.Model)
 	if !ok {
-		return nil, Fatal(fmt.Errorf("--max-cost needs a price for %s: add it with --prices FILE", req.Model))
+		return nil, Fatal(fmt.Errorf("%w: %s has none; add it to the price table", ErrNoPrice, req.Model))
 	}
 	in := float64(estimateTokens(req) - max(req.MaxTokens, 0))
 	out := float64(req.MaxTokens)

@@ -398,7 +398,7 @@ func TestBudget(t *testing.T) {
 	}
 	// Unpriced models cannot run under a budget.
 	_, err = svc.Complete(context.Background(), ask("openai:unknown", "x"))
-	if err == nil || !strings.Contains(err.Error(), "needs a price") {
+	if !errors.Is(err, llm.ErrNoPrice) || !strings.Contains(err.Error(), "needs the model's price") {
 		t.Fatalf("unpriced under budget: %v", err)
 	}
 }

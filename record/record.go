@@ -55,6 +55,9 @@ var (
 	ErrConflict = errors.New("record already exists with different content")
 	// ErrNotFound is returned when a named record or split does not exist.
 	ErrNotFound = errors.New("not found")
+	// ErrExists is returned when a split is saved under a name in use and
+	// is not to replace it.
+	ErrExists = errors.New("already exists")
 )
 
 // MaxIDBytes bounds the length of a record ID.

@@ -75,7 +75,7 @@ func (s SplitSpec) Validate() error {
 		sum += f
 	}
 	if math.Abs(sum-1) > 1e-6 {
-		return fmt.Errorf("fractions sum to %v: --train, --val and --test must sum to 1", sum)
+		return fmt.Errorf("fractions sum to %v: train, val and test must sum to 1", sum)
 	}
 	return nil
 }
@@ -245,7 +245,7 @@ func deal(units []*unit, spec SplitSpec, rng *rand.Rand, assign map[string]Part)
 func splitByTime(units []*unit, spec SplitSpec, assign map[string]Part) error {
 	for _, u := range units {
 		if u.noTime != "" {
-			return fmt.Errorf("record %q has no outcome.at: --by-time needs a time on every record", u.noTime)
+			return fmt.Errorf("record %q has no outcome.at: a split by time needs a time on every record", u.noTime)
 		}
 	}
 	sort.SliceStable(units, func(i, j int) bool { return units[i].minTime.Before(units[j].minTime) })

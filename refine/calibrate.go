@@ -385,7 +385,7 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 		res.Versions = append(res.Versions, next)
 		cur, curTrain = next, nextTrain
 		if it == cfg.MaxIter {
-			res.StopReason = fmt.Sprintf("reached --max-iter %d", cfg.MaxIter)
+			res.StopReason = fmt.Sprintf("reached the iteration limit (%d)", cfg.MaxIter)
 		}
 	}
 	if res.StopReason != "" && cur.Disagreements == 0 && len(res.Versions) > 0 {

@@ -161,11 +161,11 @@ func (a *app) acrSetup(ctx context.Context, f *acrFlags, prog *stageProgress) (*
 	}
 	weights, err := acr.ParseWeights(f.weights, pw)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, usagef("--weights: %v", err)
 	}
 	ties, err := acr.ParseTies(f.ties)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, usagef("--ties: %v", err)
 	}
 	system, err := f.system()
 	if err != nil {

@@ -116,6 +116,9 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		err = stopped(err, 0)
 	}
 	err = cliWording(err)
+	if errors.Is(err, llm.ErrNoPrice) {
+		err = fmt.Errorf("--max-cost: %w (--prices FILE)", err)
+	}
 	code := exitFailed
 	var ue usageError
 	var se stoppedError

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"text/tabwriter"
 
@@ -53,7 +54,9 @@ test, for measuring drift. 'gavel split show NAME' prints a split and
 			if err != nil {
 				return fmt.Errorf("split %s: %w", spec.Name, err)
 			}
-			if err := db.SaveSplit(ctx, s, replace); err != nil {
+			if err := db.SaveSplit(ctx, s, replace); errors.Is(err, record.ErrExists) {
+				return fmt.Errorf("%w: give --replace to make it anew", err)
+			} else if err != nil {
 				return err
 			}
 			return a.showSplit(cmd, spec.Name)

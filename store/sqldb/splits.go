@@ -22,7 +22,7 @@ func (db *DB) SaveSplit(ctx context.Context, s *record.Split, replace bool) erro
 			return err
 		}
 		if n > 0 && !replace {
-			return fmt.Errorf("split %q already exists (use --replace to make it anew)", s.Spec.Name)
+			return fmt.Errorf("split %q %w", s.Spec.Name, record.ErrExists)
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM splits WHERE name = $1`, s.Spec.Name); err != nil {
 			return err
