@@ -114,14 +114,7 @@ func (m *Monitor) Recalibrate(ctx context.Context, judgeName string, opt Recalib
 	}
 	var data refine.Data
 	for _, r := range since {
-		switch split.Assign[r.ID] {
-		case record.Train:
-			data.Train = append(data.Train, r)
-		case record.Val:
-			data.Val = append(data.Val, r)
-		case record.Test:
-			data.Test = append(data.Test, r)
-		}
+		data.Add(split.Assign[r.ID], r)
 	}
 	m.log().Info("drift alert: recalibrating", "judge", judgeName, "from", active.Version[:12], "split", name, "records", len(since), "alert", rep.Status)
 	res, err := refine.Calibrate(ctx, m.Client, m.Store, data, refine.Config{Judge: pv.Spec, Model: m.Model,

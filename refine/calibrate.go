@@ -107,6 +107,18 @@ type Data struct {
 	Train, Val, Test []*record.Record
 }
 
+// Add puts records in one part of the data (none for another part).
+func (d *Data) Add(p record.Part, rs ...*record.Record) {
+	switch p {
+	case record.Train:
+		d.Train = append(d.Train, rs...)
+	case record.Val:
+		d.Val = append(d.Val, rs...)
+	case record.Test:
+		d.Test = append(d.Test, rs...)
+	}
+}
+
 // Version is one prompt version of a calibration.
 type Version struct {
 	Hash      string      `json:"hash"`

@@ -129,20 +129,9 @@ func Demo(ctx context.Context, env *Env, db DemoStore, cfg DemoConfig, progress 
 	if err := db.SaveSplit(ctx, split, false); err != nil {
 		return nil, nil, err
 	}
-	var data refine.Data
-	for _, p := range record.Parts {
-		rs, err := Records(ctx, db, "split", "main:"+string(p), []record.Status{record.StatusDraft}, 0)
-		if err != nil {
-			return nil, nil, err
-		}
-		switch p {
-		case record.Train:
-			data.Train = rs
-		case record.Val:
-			data.Val = rs
-		default:
-			data.Test = rs
-		}
+	data, err := Parts(ctx, db, "split", "main", []record.Status{record.StatusDraft}, 0)
+	if err != nil {
+		return nil, nil, err
 	}
 	step("split: %d train, %d val, %d test records", len(data.Train), len(data.Val), len(data.Test))
 	boot := metrics.BootstrapOptions{Resamples: resamples, Seed: 1}

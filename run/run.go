@@ -10,6 +10,7 @@ import (
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/refine"
 )
 
 // ResultVersion is the version of the results' shape, in each top-level
@@ -91,6 +92,26 @@ func Records(ctx context.Context, st record.Store, field, ref string, exclude []
 		return nil, fmt.Errorf("split %s has no records", ref)
 	}
 	return rs, nil
+}
+
+// Parts reads a split's three parts (by its name), the first limit of
+// each when limit > 0; field names the split's configuration field.
+func Parts(ctx context.Context, st record.Store, field, name string, exclude []record.Status, limit int) (refine.Data, error) {
+	if name == "" {
+		return refine.Data{}, deploy.FieldErrorf(field, "a split's name is needed (make one with 'gavel split NAME')")
+	}
+	if strings.Contains(name, ":") {
+		return refine.Data{}, deploy.FieldErrorf(field, "give the split's name: a calibration uses its train, val and test parts")
+	}
+	var d refine.Data
+	for _, p := range record.Parts {
+		rs, err := Records(ctx, st, field, name+":"+string(p), exclude, limit)
+		if err != nil {
+			return d, fmt.Errorf("%w (calibration needs all three parts)", err)
+		}
+		d.Add(p, rs...)
+	}
+	return d, nil
 }
 
 // CheckContextInputs refuses a judge input context.KEY that no record

@@ -23,32 +23,11 @@ import (
 // loadParts reads a split's three parts, the first limit of each when
 // limit > 0.
 func loadParts(ctx context.Context, db store.Store, name string, exclude []string, limit int) (refine.Data, error) {
-	if name == "" {
-		return refine.Data{}, usagef("--split NAME is needed (make one with 'gavel split NAME')")
-	}
-	if strings.Contains(name, ":") {
-		return refine.Data{}, usagef("--split takes the split's name; calibration uses its train, val and test parts")
-	}
 	ex, err := record.ParseStatuses(exclude)
 	if err != nil {
 		return refine.Data{}, usagef("--exclude-status: %v", err)
 	}
-	var d refine.Data
-	for _, p := range record.Parts {
-		rs, err := run.Records(ctx, db, "split", name+":"+string(p), ex, limit)
-		if err != nil {
-			return d, fmt.Errorf("%w (calibration needs all three parts)", err)
-		}
-		switch p {
-		case record.Train:
-			d.Train = rs
-		case record.Val:
-			d.Val = rs
-		default:
-			d.Test = rs
-		}
-	}
-	return d, nil
+	return run.Parts(ctx, db, "split", name, ex, limit)
 }
 
 func (a *app) teachCmd() *cobra.Command {
