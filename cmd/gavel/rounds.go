@@ -17,7 +17,8 @@ const (
 	queueCalls queueMode = iota
 	// queueOwn: the command enqueues units of its own.
 	queueOwn
-	// queueRefused: --queue is not for this command.
+	// queueRefused: neither --queue nor --batch is for this command (it
+	// answers as it goes).
 	queueRefused
 )
 
@@ -80,6 +81,9 @@ func (a *app) answerer(cmd *cobra.Command, m *modelFlags) (llm.Answerer, error) 
 			return a.queueRound(ctx, db, m, round)
 		}), nil
 	case m.batch:
+		if m.queueMode == queueRefused {
+			return nil, usagef("--batch is not for %s", cmd.CommandPath())
+		}
 		if m.offline || m.dryRun {
 			return nil, usagef("--batch runs offline stage by stage by itself: leave out --offline and --dry-run")
 		}
