@@ -7,6 +7,7 @@ import (
 
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/refine"
 	"github.com/gavelhq/gavel/teacher"
 )
 
@@ -51,7 +52,7 @@ type Store interface {
 	Calibrations(ctx context.Context, judgeName string) ([]Calibration, error)
 	// SaveCalibration keeps a calibration's result with its split and
 	// model; SaveDecisions its teacher's decisions.
-	SaveCalibration(ctx context.Context, judgeName, selected, split, model string, result any) error
+	SaveCalibration(ctx context.Context, judgeName, selected, split, model string, result *refine.Result) error
 	SaveDecisions(ctx context.Context, ds []teacher.Decision) error
 
 	SaveToken(ctx context.Context, t *Token) error

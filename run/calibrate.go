@@ -17,7 +17,7 @@ import (
 // the record of each calibration made.
 type CalibrationStore interface {
 	refine.Store
-	SaveCalibration(ctx context.Context, judgeName, selected, split, model string, result any) error
+	SaveCalibration(ctx context.Context, judgeName, selected, split, model string, result *refine.Result) error
 }
 
 // CalibrateConfig configures a calibration (refine.Config), its repeats

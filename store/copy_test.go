@@ -13,6 +13,7 @@ import (
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/refine"
 	"github.com/gavelhq/gavel/store/sqldb"
 	"github.com/gavelhq/gavel/teacher"
 )
@@ -51,7 +52,7 @@ func fill(t *testing.T, db *sqldb.DB) {
 	if err := db.SaveVerdicts(ctx, []judge.Verdict{{RecordID: "a", Prompt: child.Hash, Model: "m", Outcome: judge.Pass, Score: 1}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SaveCalibration(ctx, "passfail", child.Hash, "s", "m", map[string]any{"versions": []any{}}); err != nil {
+	if err := db.SaveCalibration(ctx, "passfail", child.Hash, "s", "m", &refine.Result{Versions: []*refine.Version{}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.SaveChange(ctx, &deploy.Change{ID: "ch", Task: "t", Candidate: "c"}); err != nil {

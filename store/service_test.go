@@ -10,6 +10,7 @@ import (
 	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/refine"
 	"github.com/gavelhq/gavel/teacher"
 )
 
@@ -78,7 +79,7 @@ func testJudgesAndVerdicts(t *testing.T) {
 	if err := db.SaveDecisions(ctx, ds); err != nil {
 		t.Fatalf("the same decisions again: %v", err)
 	}
-	if err := db.SaveCalibration(ctx, "passfail", b.Hash, "main", "m", map[string]any{"versions": []map[string]string{{"hash": a.Hash}, {"hash": b.Hash}}}); err != nil {
+	if err := db.SaveCalibration(ctx, "passfail", b.Hash, "main", "m", &refine.Result{Versions: []*refine.Version{{Hash: a.Hash}, {Hash: b.Hash}}}); err != nil {
 		t.Fatal(err)
 	}
 	cals, err := db.Calibrations(ctx, "passfail")

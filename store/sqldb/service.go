@@ -13,6 +13,7 @@ import (
 	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/refine"
 )
 
 var _ deploy.Store = (*DB)(nil)
@@ -24,7 +25,7 @@ func parseTime(s string) time.Time {
 
 // SaveCalibration keeps a calibration's result, with the split it used and
 // the model, which promotion needs to evaluate on the test part.
-func (db *DB) SaveCalibration(ctx context.Context, judgeName, selected, split, model string, result any) error {
+func (db *DB) SaveCalibration(ctx context.Context, judgeName, selected, split, model string, result *refine.Result) error {
 	b, err := json.Marshal(result)
 	if err != nil {
 		return err
@@ -49,6 +50,8 @@ func (db *DB) Calibrations(ctx context.Context, judgeName string) ([]deploy.Cali
 		if err := rows.Scan(&c.ID, &c.Judge, &c.Selected, &c.Split, &c.Model, &result, &at); err != nil {
 			return nil, err
 		}
+		// Only the versions are read back: the result is kept whole, as
+		// saved, for a later report.
 		var r struct {
 			Versions []struct {
 				Hash string `json:"hash"`
