@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -91,33 +92,18 @@ func (a *app) loadInstructions(file, format string, limit int) ([]*acr.Instructi
 	if file == "" {
 		return nil, usagef("--instructions FILE is needed")
 	}
-	var ins []*acr.Instruction
-	switch format {
-	case "native":
-		fh, err := os.Open(file)
-		if err != nil {
-			return nil, err
-		}
-		defer fh.Close()
-		if ins, err = acr.ReadInstructions(fh, file); err != nil {
-			return nil, err
-		}
-	case "humaneval", "humaneval-x-go":
-		lang := map[string]string{"humaneval": "python", "humaneval-x-go": "go"}[format]
-		ps, err := loadProblems(file, lang)
-		if err != nil {
-			return nil, err
-		}
-		var aside []*problems.Problem
-		ins, aside = acr.FromProblems(ps)
-		for _, p := range aside {
-			fmt.Fprintf(a.stderr, "%s set aside: %s\n", p.ID, p.Erratum)
-		}
-	default:
-		return nil, usagef("--format: want native, humaneval or humaneval-x-go, not %q", format)
+	ins, aside, err := acr.LoadInstructions(file, format, limit)
+	var le *problems.LanguageError
+	switch {
+	case errors.Is(err, acr.ErrFormat):
+		return nil, usagef("--format: %v", err)
+	case errors.As(err, &le):
+		return nil, usagef("--format: %v", err)
+	case err != nil:
+		return nil, err
 	}
-	if limit > 0 && limit < len(ins) {
-		ins = ins[:limit]
+	for _, p := range aside {
+		fmt.Fprintf(a.stderr, "%s set aside: %s\n", p.ID, p.Erratum)
 	}
 	return ins, nil
 }
