@@ -243,10 +243,14 @@ func Rollback(ctx context.Context, st Store, judgeName, actor, reason string) (*
 	return a, nil
 }
 
-// notFound makes a store's not-found error an application error.
+// notFound makes a store's error on a named version an application
+// error: not found, or a prefix that names none or several.
 func notFound(err error) error {
-	if errors.Is(err, record.ErrNotFound) {
+	switch {
+	case errors.Is(err, record.ErrNotFound):
 		return &Error{Code: NotFound, Msg: err.Error(), Err: err}
+	case errors.Is(err, judge.ErrVersionRef):
+		return &Error{Code: Invalid, Msg: err.Error(), Err: err}
 	}
 	return err
 }

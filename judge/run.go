@@ -2,6 +2,7 @@ package judge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/gavelhq/gavel/llm"
@@ -19,6 +20,10 @@ type Store interface {
 	// Verdicts returns the stored verdicts of a prompt and model by record.
 	Verdicts(ctx context.Context, prompt, model string) (map[string]Verdict, error)
 }
+
+// ErrVersionRef is a prompt version named by too short or an ambiguous
+// prefix of its hash.
+var ErrVersionRef = errors.New("not a unique prompt version")
 
 // PromptVersion is a stored prompt: the spec as it was, with its lineage.
 // Calibration fills Parent, Iteration and Note.

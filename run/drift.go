@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"errors"
 
 	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/judge"
@@ -43,10 +42,7 @@ func ReadVersions(ctx context.Context, st Store, versions []string) ([]*judge.Sp
 	for _, v := range versions {
 		p, err := st.Prompt(ctx, v)
 		if err != nil {
-			if errors.Is(err, record.ErrNotFound) {
-				return nil, &deploy.Error{Code: deploy.NotFound, Field: "judge_versions", Msg: "field judge_versions: " + err.Error(), Err: err}
-			}
-			return nil, err
+			return nil, versionError("judge_versions", err)
 		}
 		specs = append(specs, p.Spec)
 	}

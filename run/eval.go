@@ -71,7 +71,11 @@ func PrepareEval(ctx context.Context, st Store, cfg EvalConfig) (*Eval, error) {
 		return nil, deploy.FieldErrorf("tune_metric", "%v", err)
 	}
 	if (cfg.TuneOn != "" || cfg.Threshold != 0) && s.Kind != judge.Rubric {
-		return nil, deploy.FieldErrorf("threshold", "thresholds and their tuning are for rubric judges; %s is %s", s.Name, s.Kind)
+		field := "threshold"
+		if cfg.TuneOn != "" {
+			field = "tune_on"
+		}
+		return nil, deploy.FieldErrorf(field, "thresholds and their tuning are for rubric judges; %s is %s", s.Name, s.Kind)
 	}
 	if cfg.Threshold < 0 || cfg.Threshold > len(s.Checks) {
 		return nil, deploy.FieldErrorf("threshold", "%d: %s has %d checks, so a threshold is 1 to %d", cfg.Threshold, s.Name, len(s.Checks), len(s.Checks))

@@ -141,10 +141,7 @@ func CheckContextInputs(s *judge.Spec, rs []*record.Record) error {
 func Lineage(ctx context.Context, st Store, hash string) (*judge.PromptVersion, *judge.PromptVersion, error) {
 	pv, err := st.Prompt(ctx, hash)
 	if err != nil {
-		if errors.Is(err, record.ErrNotFound) {
-			return nil, nil, &deploy.Error{Code: deploy.NotFound, Field: "version", Msg: err.Error(), Err: err}
-		}
-		return nil, nil, err
+		return nil, nil, versionError("version", err)
 	}
 	root := pv
 	for depth := 0; root.Parent != ""; depth++ {
@@ -156,6 +153,18 @@ func Lineage(ctx context.Context, st Store, hash string) (*judge.PromptVersion, 
 		}
 	}
 	return pv, root, nil
+}
+
+// versionError makes a store's error on a named prompt version an
+// application error about a configuration field.
+func versionError(field string, err error) error {
+	switch {
+	case errors.Is(err, record.ErrNotFound):
+		return &deploy.Error{Code: deploy.NotFound, Field: field, Msg: "field " + field + ": " + err.Error(), Err: err}
+	case errors.Is(err, judge.ErrVersionRef):
+		return &deploy.Error{Code: deploy.Invalid, Field: field, Msg: "field " + field + ": " + err.Error(), Err: err}
+	}
+	return err
 }
 
 // JudgeRecords runs a judge over records through the client, stores its

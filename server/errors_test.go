@@ -101,3 +101,31 @@ func TestErrorCodes(t *testing.T) {
 		t.Error("a coded error does not unwrap to its cause, or its code is lost when wrapped")
 	}
 }
+
+// TestPromoteUnknownVersion: a version the store does not have is 404, a
+// prefix too short to name one is 400, both in words.
+func TestPromoteUnknownVersion(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "gavel.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	secret, _, err := deploy.CreateToken(ctx, db, deploy.ScopeAdmin, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Store: db, Client: simService(db), Model: "sim", Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for version, want := range map[string]int{"deadbeef": http.StatusNotFound, "de": http.StatusBadRequest} {
+		req := httptest.NewRequest("POST", "/v1/judges/passfail/promote", strings.NewReader(`{"version":"`+version+`"}`))
+		req.Header.Set("Authorization", "Bearer "+secret)
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		if rec.Code != want || !strings.Contains(rec.Body.String(), version) {
+			t.Errorf("promote %q: %d %s, want %d naming it", version, rec.Code, rec.Body, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/teacher"
 )
 
@@ -71,7 +72,7 @@ func scanPrompt(rows *sql.Rows) (*judge.PromptVersion, error) {
 // at least four characters).
 func (db *DB) Prompt(ctx context.Context, hash string) (*judge.PromptVersion, error) {
 	if len(hash) < 4 {
-		return nil, fmt.Errorf("prompt version %q: give at least four characters of its hash", hash)
+		return nil, fmt.Errorf("prompt version %q: give at least four characters of its hash: %w", hash, judge.ErrVersionRef)
 	}
 	rows, err := db.db.QueryContext(ctx, `SELECT `+promptColumns+` FROM prompt_versions WHERE hash LIKE $1 || '%' LIMIT 2`, hash)
 	if err != nil {
@@ -88,9 +89,9 @@ func (db *DB) Prompt(ctx context.Context, hash string) (*judge.PromptVersion, er
 	}
 	switch len(out) {
 	case 0:
-		return nil, fmt.Errorf("no prompt version %q", hash)
+		return nil, fmt.Errorf("no prompt version %q: %w", hash, record.ErrNotFound)
 	case 2:
-		return nil, fmt.Errorf("prompt version %q is ambiguous: give more of its hash", hash)
+		return nil, fmt.Errorf("prompt version %q is ambiguous: give more of its hash: %w", hash, judge.ErrVersionRef)
 	}
 	return out[0], rows.Err()
 }
