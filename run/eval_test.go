@@ -16,7 +16,7 @@ import (
 func TestEvalResultJSON(t *testing.T) {
 	r := &run.EvalResult{ResultVersion: run.ResultVersion, Judge: "passfail", Prompt: "p<1>", Confusion: [2][2]int{{3, 1}, {2, 4}},
 		ConfusionByLabel: run.Labelled([2][2]int{{3, 1}, {2, 4}}),
-		Figures: map[string]metrics.Figure{"scott_pi": {Value: metrics.Value{V: 0.4}}}}
+		Figures:          map[string]metrics.Figure{"scott_pi": {Value: metrics.Value{V: 0.4}}}}
 	// As the commands print it: without HTML escaping.
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
