@@ -148,7 +148,7 @@ func (fm *FieldMap) Decode(line []byte) (Record, error) {
 			}
 		}
 		if len(meta) > 0 {
-			b, err := marshal(meta)
+			b, err := CompactJSON(meta)
 			if err != nil {
 				return Record{}, err
 			}

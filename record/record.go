@@ -325,12 +325,12 @@ func CanonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
 	if v == nil {
 		return nil, nil
 	}
-	return marshal(v)
+	return CompactJSON(v)
 }
 
-// marshal encodes v compactly without escaping <, > and &, which are common
+// CompactJSON encodes v compactly without escaping <, > and &, which are common
 // in code and patches.
-func marshal(v any) ([]byte, error) {
+func CompactJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -343,7 +343,7 @@ func marshal(v any) ([]byte, error) {
 // Canonical returns the record's canonical JSON encoding: the form gavel
 // stores, exports and hashes. The record must be normalized.
 func (r *Record) Canonical() ([]byte, error) {
-	return marshal(r)
+	return CompactJSON(r)
 }
 
 // Hash returns the hex SHA-256 of a canonical encoding.

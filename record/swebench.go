@@ -94,7 +94,7 @@ func (s *SWEBench) Decode(line []byte) (Record, error) {
 		r.Task = "Resolve the GitHub issue of SWE-bench instance " + id + "."
 		meta["no_issue_text"] = true
 	}
-	b, err := marshal(meta)
+	b, err := CompactJSON(meta)
 	if err != nil {
 		return Record{}, err
 	}

@@ -1,7 +1,6 @@
 package run
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -175,7 +174,7 @@ func (r *EvalResult) MarshalJSON() ([]byte, error) {
 // inline marshals v with extra's entries added at its top level, keys
 // sorted, HTML left unescaped (as the commands print JSON).
 func inline[T any](v any, extra map[string]T) ([]byte, error) {
-	b, err := marshal(v)
+	b, err := record.CompactJSON(v)
 	if err != nil {
 		return nil, err
 	}
@@ -184,21 +183,11 @@ func inline[T any](v any, extra map[string]T) ([]byte, error) {
 		return nil, err
 	}
 	for k, x := range extra {
-		if m[k], err = marshal(x); err != nil {
+		if m[k], err = record.CompactJSON(x); err != nil {
 			return nil, err
 		}
 	}
-	return marshal(m)
-}
-
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return record.CompactJSON(m)
 }
 
 // ThresholdRow is a rubric judge's figures at one threshold.

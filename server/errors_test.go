@@ -27,26 +27,33 @@ func (brokenStore) Activations(context.Context, string) ([]deploy.Activation, er
 	return nil, errors.New(dbSecret)
 }
 
-// TestInternalErrorHidden: an error that is not the application's reaches
-// the client as "internal error" and an id; the log has the id and the
-// cause. Application errors keep their words and get their status.
-func TestInternalErrorHidden(t *testing.T) {
+// handlerOn is a server (not listening: its handler is called directly)
+// over a fresh store as wrap sees it, with an admin token's secret.
+func handlerOn(t *testing.T, wrap func(*sqlite.DB) server.Store, log *slog.Logger) (*server.Server, string) {
+	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "gavel.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	secret, _, err := deploy.CreateToken(ctx, db, deploy.ScopeAdmin, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
-	srv, err := server.New(server.Config{Store: brokenStore{db}, Client: simService(db), Model: "sim",
-		Log: slog.New(slog.NewJSONHandler(&logs, nil))})
+	srv, err := server.New(server.Config{Store: wrap(db), Client: simService(db), Model: "sim", Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, secret
+}
+
+// TestInternalErrorHidden: an error that is not the application's reaches
+// the client as "internal error" and an id; the log has the id and the
+// cause. Application errors keep their words and get their status.
+func TestInternalErrorHidden(t *testing.T) {
+	var logs bytes.Buffer
+	srv, secret := handlerOn(t, func(db *sqlite.DB) server.Store { return brokenStore{db} }, slog.New(slog.NewJSONHandler(&logs, nil)))
 	do := func(method, path, body string) (int, map[string]any) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+secret)
@@ -105,20 +112,7 @@ func TestErrorCodes(t *testing.T) {
 // TestPromoteUnknownVersion: a version the store does not have is 404, a
 // prefix too short to name one is 400, both in words.
 func TestPromoteUnknownVersion(t *testing.T) {
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "gavel.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	secret, _, err := deploy.CreateToken(ctx, db, deploy.ScopeAdmin, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{Store: db, Client: simService(db), Model: "sim", Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, secret := handlerOn(t, func(db *sqlite.DB) server.Store { return db }, slog.New(slog.DiscardHandler))
 	for version, want := range map[string]int{"deadbeef": http.StatusNotFound, "de": http.StatusBadRequest} {
 		req := httptest.NewRequest("POST", "/v1/judges/passfail/promote", strings.NewReader(`{"version":"`+version+`"}`))
 		req.Header.Set("Authorization", "Bearer "+secret)
