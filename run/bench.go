@@ -75,6 +75,8 @@ type BenchRunResult struct {
 	Programs      int               `json:"programs"`
 	Simulated     bool              `json:"simulated"`
 	Evaluations   []*bench.MetaEval `json:"evaluations"`
+	// Resamples are the bootstrap's, of whole problems.
+	Resamples int `json:"resamples"`
 	// Calls are the judge's model calls (none without a judge).
 	Calls *llm.RunStats `json:"-"`
 	// Report is the HTML report's content.
@@ -90,7 +92,7 @@ func BenchRun(ctx context.Context, env *Env, cfg BenchRunConfig) (*BenchRunResul
 		return nil, err
 	}
 	boot := metrics.BootstrapOptions{Resamples: cfg.Resamples, Seed: cfg.Seed}
-	out := &BenchRunResult{ResultVersion: ResultVersion, Bench: cfg.File, Programs: len(progs)}
+	out := &BenchRunResult{ResultVersion: ResultVersion, Bench: cfg.File, Programs: len(progs), Resamples: cfg.Resamples}
 	for _, name := range cfg.Metrics {
 		m, err := bench.MetricByName(name)
 		if err != nil {

@@ -28,7 +28,9 @@ type DriftResult struct {
 	ResultVersion int             `json:"result_version"`
 	Windows       []refine.Window `json:"windows"`
 	Versions      []string        `json:"versions"`
-	Simulated     bool            `json:"simulated"`
+	// By is the window: month or week.
+	By        string `json:"by"`
+	Simulated bool   `json:"simulated"`
 	// Specs are the versions' judges, in Versions' order.
 	Specs []*judge.Spec `json:"-"`
 }
@@ -75,5 +77,5 @@ func Drift(ctx context.Context, env *Env, cfg DriftConfig) (*DriftResult, error)
 	if err != nil {
 		return nil, err
 	}
-	return &DriftResult{ResultVersion: ResultVersion, Windows: ws, Versions: cfg.Versions, Simulated: cfg.Simulated, Specs: specs}, nil
+	return &DriftResult{ResultVersion: ResultVersion, Windows: ws, Versions: cfg.Versions, By: cfg.By, Simulated: cfg.Simulated, Specs: specs}, nil
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/queue"
-	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/report"
 	"github.com/gavelhq/gavel/run"
 	"github.com/gavelhq/gavel/store"
@@ -352,21 +351,8 @@ func (a *app) acrRound(cmd *cobra.Command, o *acrRoundFlags) error {
 	}
 	calls := s.client.Stats()
 	a.printCalls(calls)
-	if a.json {
-		return a.writeJSON(&run.ACRRoundResult{ResultVersion: run.ResultVersion, Round: o.f.round, Output: o.out, Lineage: o.lineage,
-			Simulated: simulated, Stats: stats, Calls: calls, Seconds: time.Since(start).Seconds()})
-	}
-	tag := ""
-	if simulated {
-		tag = "[simulated] "
-	}
-	fmt.Fprintf(a.stdout, "%sround %d: %d instructions, %d samples: %d single-turn records (sample won), %d critique records, %d skipped\n",
-		tag, o.f.round, stats.Instructions, stats.Samples, stats.SingleTurn, stats.Critique, stats.Skipped)
-	fmt.Fprintf(a.stdout, "  sample win rate %s; sample pass rate %s; best sample pass rate %s; reference pass rate %s\n",
-		acr.RateText(stats.WinRate, stats.WinRateCI), acr.RateText(stats.SamplePassRate, stats.SamplePassRateCI),
-		acr.RateText(stats.BestPassRate, stats.BestPassRateCI), acr.RateText(stats.ReferencePassRate, stats.ReferencePassRateCI))
-	fmt.Fprintf(a.stdout, "  decided by: %s\n  written: %s, %s\n", countsText(stats.DecidedBy), o.out, o.lineage)
-	return nil
+	return a.output(&run.ACRRoundResult{ResultVersion: run.ResultVersion, Round: o.f.round, Output: o.out, Lineage: o.lineage,
+		Simulated: simulated, Stats: stats, Calls: calls, Seconds: time.Since(start).Seconds()})
 }
 
 // acrThroughQueue enqueues one unit per instruction, works units itself
@@ -406,17 +392,6 @@ func (a *app) acrThroughQueue(ctx context.Context, s *acrSetup, f *acrFlags) err
 	return err
 }
 
-func countsText(m map[string]int) string {
-	var parts []string
-	for _, k := range record.SortedKeys(m) {
-		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
-	}
-	if len(parts) == 0 {
-		return "nothing"
-	}
-	return strings.Join(parts, ", ")
-}
-
 func (a *app) acrInstructionsCmd() *cobra.Command {
 	var file, format, out string
 	var limit int
@@ -439,11 +414,7 @@ problem's (Python: the check script; Go: the testify test file).`,
 			if err := writeAtomic(out, a.stdout, func(w io.Writer) error { return acr.WriteInstructions(w, ins) }); err != nil {
 				return err
 			}
-			if a.json {
-				return a.writeJSON(&run.ACRInstructionsResult{ResultVersion: run.ResultVersion, Instructions: len(ins), Output: out})
-			}
-			fmt.Fprintf(a.stdout, "%d instructions written to %s\n", len(ins), out)
-			return nil
+			return a.output(&run.ACRInstructionsResult{ResultVersion: run.ResultVersion, Instructions: len(ins), Output: out})
 		},
 	}
 	fl := cmd.Flags()
@@ -509,39 +480,20 @@ func (a *app) acrCheck(cmd *cobra.Command, o *acrCheckFlags) error {
 		return stopped(err, s.client.Stats().Pending)
 	}
 	simulated := o.f.simulated()
-	gate := func() error {
-		if o.failOnFlags && len(res.Flags) > 0 {
-			return gateError{fmt.Errorf("gate failed: the judge check raised %d flag(s): %s", len(res.Flags), strings.Join(res.Flags, "; "))}
-		}
-		return nil
-	}
 	if err := a.writeACRReport(o.reportFile, &report.ACRReport{Title: "ACR judge check: " + o.f.judgeModel, Simulated: simulated,
 		Sources: []string{o.f.instructions}, Check: res}); err != nil {
 		return err
 	}
 	calls := s.client.Stats()
 	a.printCalls(calls)
-	if a.json {
-		if err := a.writeJSON(&run.ACRCheckResult{ResultVersion: run.ResultVersion, JudgeModel: o.f.judgeModel, Pairwise: o.f.pairwise,
-			Simulated: simulated, Check: res, Calls: calls}); err != nil {
-			return err
-		}
-		return gate()
+	if err := a.output(&run.ACRCheckResult{ResultVersion: run.ResultVersion, JudgeModel: o.f.judgeModel, Pairwise: o.f.pairwise,
+		Simulated: simulated, Check: res, Calls: calls}); err != nil {
+		return err
 	}
-	tag := ""
-	if simulated {
-		tag = "[simulated] "
+	if o.failOnFlags && len(res.Flags) > 0 {
+		return gateError{fmt.Errorf("gate failed: the judge check raised %d flag(s): %s", len(res.Flags), strings.Join(res.Flags, "; "))}
 	}
-	fmt.Fprintf(a.stdout, "%sjudge check of %s (%s): %d pairs the tests separate, over %d instructions\n", tag, o.f.pairwise, o.f.judgeModel, res.Pairs, res.Instructions)
-	fmt.Fprintf(a.stdout, "  agreement with the tests: %s\n", report.PercentEstimate(res.Agreement))
-	fmt.Fprintf(a.stdout, "  self-preference: %s (%d of %d disagreements; %d judge ties)\n", report.PercentEstimate(res.SelfPreference), res.SelfPreferred, res.Disagree, res.JudgeTies)
-	if len(res.Flags) == 0 {
-		fmt.Fprintf(a.stdout, "  ok: agreement >= %.0f%%, self-preference <= %.0f%%\n", 100*res.MinAgreement, 100*res.MaxSelfPreference)
-	}
-	for _, fl := range res.Flags {
-		fmt.Fprintf(a.stdout, "  FLAG: %s\n", fl)
-	}
-	return gate()
+	return nil
 }
 
 // writeACRReport writes an ACR page to file (nothing when file is ""),
@@ -592,14 +544,7 @@ func (a *app) acrReportCmd() *cobra.Command {
 			if err := a.writeACRReport(out, &report.ACRReport{Title: "ACR rounds", Simulated: simulated, Sources: lineages, Rounds: stats}); err != nil {
 				return err
 			}
-			if a.json {
-				return a.writeJSON(&run.ACRReportResult{ResultVersion: run.ResultVersion, Rounds: stats, Report: out})
-			}
-			for _, st := range stats {
-				fmt.Fprintf(a.stdout, "round %d: %d instructions, %d single-turn, %d critique, %d skipped; win rate %s, sample pass rate %s\n",
-					st.Round, st.Instructions, st.SingleTurn, st.Critique, st.Skipped, acr.RateText(st.WinRate, st.WinRateCI), acr.RateText(st.SamplePassRate, st.SamplePassRateCI))
-			}
-			return nil
+			return a.output(&run.ACRReportResult{ResultVersion: run.ResultVersion, Rounds: stats, Report: out})
 		},
 	}
 	cmd.Flags().StringArrayVar(&lineages, "lineage", nil, "a round's lineage file (repeat for several rounds)")

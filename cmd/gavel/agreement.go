@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"strconv"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -38,15 +34,7 @@ func (a *app) reviewAgreement(ctx context.Context, f agreementFlags) error {
 	if err != nil {
 		return err
 	}
-	if a.json {
-		return a.writeJSON(rep)
-	}
-	fmt.Fprintf(a.stdout, "%s%d changes reviewed (%d reviews, %d split evenly and left out); judge %s, model %s\n",
-		simTag(f.model), rep.Reviewed, rep.Reviews, rep.Ties, rep.Judge, rep.Model)
-	for _, p := range rep.Pairs {
-		fmt.Fprintln(a.stdout, p)
-	}
-	return nil
+	return a.output(&run.ReviewAgreementResult{ResultVersion: run.ResultVersion, Simulated: isSim(f.model), AgreementReport: rep})
 }
 
 func (a *app) agreementCmd() *cobra.Command {
@@ -124,56 +112,5 @@ func (a *app) agreement(file string, f agreementFlags) error {
 	if err != nil {
 		return err
 	}
-	if a.json {
-		return a.writeJSON(sum)
-	}
-	a.printAgreement(sum)
-	return nil
-}
-
-func (a *app) printAgreement(s *run.AgreementResult) {
-	fmt.Fprintf(a.stdout, "%s: %d items rated by %s", s.File, s.Items, strings.Join(s.Raters, ", "))
-	if s.Skipped > 0 {
-		fmt.Fprintf(a.stdout, " (%d rows left out: a value is missing)", s.Skipped)
-	}
-	fmt.Fprintln(a.stdout)
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	line := func(name string, e *metrics.Figure) {
-		if e == nil {
-			return
-		}
-		ci := ""
-		if e.CI != nil {
-			ci = e.CI.String()
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, e.Value, ci)
-	}
-	line("observed agreement", s.ObservedAgreement)
-	line("Scott's pi", s.ScottPi)
-	line("Cohen's kappa", s.CohenKappa)
-	line("Bennett's S", s.BennettS)
-	line("Krippendorff's alpha ("+s.Alpha.Level+")", &s.Alpha.Figure)
-	tw.Flush()
-	c := s.Classification
-	if c == nil {
-		return
-	}
-	fmt.Fprintf(a.stdout, "\n%s against %s as the reference: accuracy %s, MCC %s\n", s.Raters[1], s.Raters[0], c.Accuracy, c.MCC)
-	tw = tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "class\tprecision\trecall\tF1\tsupport\t")
-	for _, m := range c.PerClass {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t\n", m.Class, m.Precision, m.Recall, m.F1, m.Support)
-	}
-	tw.Flush()
-	fmt.Fprintf(a.stdout, "\nconfusion (rows %s, columns %s):\n", s.Raters[0], s.Raters[1])
-	tw = tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "\t%s\t\n", strings.Join(c.Classes, "\t"))
-	for i, row := range c.Confusion {
-		cells := make([]string, len(row))
-		for j, v := range row {
-			cells[j] = strconv.Itoa(v)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t\n", c.Classes[i], strings.Join(cells, "\t"))
-	}
-	tw.Flush()
+	return a.output(sum)
 }

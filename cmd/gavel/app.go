@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gavelhq/gavel/bench"
-	"github.com/gavelhq/gavel/deploy"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/gavelhq/gavel/bench"
+	"github.com/gavelhq/gavel/deploy"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -231,6 +232,24 @@ func (a *app) writeJSON(v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// result is a use case's typed result: marshalled, the --json output;
+// written as text, what the command prints.
+type result interface{ WriteText(io.Writer) error }
+
+// output prints a result, as JSON with --json, else as text; what it warns
+// of goes to stderr.
+func (a *app) output(res result) error {
+	if w, ok := res.(interface{ Warnings() []string }); ok {
+		for _, s := range w.Warnings() {
+			fmt.Fprintf(a.stderr, "warning: %s\n", s)
+		}
+	}
+	if a.json {
+		return a.writeJSON(res)
+	}
+	return res.WriteText(a.stdout)
 }
 
 // args returns a cobra argument validator whose errors are usage errors.

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -50,20 +49,7 @@ func (a *app) cacheCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if a.json {
-				return a.writeJSON(s)
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "model\tanswers\thits\tinput tokens\toutput tokens\tcost $\tsaved $\t")
-			for _, m := range s.ByModel {
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t\n", m.Model, m.Entries, m.Hits, m.InputTokens, m.OutputTokens, m.Cost, m.SavedCost)
-			}
-			fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t\n", s.Entries, s.Hits, s.InputTokens, s.OutputTokens, s.Cost, s.SavedCost)
-			tw.Flush()
-			if s.Pending > 0 {
-				fmt.Fprintf(a.stdout, "%d request(s) pending: gavel batch export --pending\n", s.Pending)
-			}
-			return nil
+			return a.output(&run.CacheStatsResult{ResultVersion: run.ResultVersion, CacheStats: s})
 		},
 	}
 	cmd.AddCommand(stats)
@@ -166,20 +152,7 @@ func (a *app) batchStatusCmd() *cobra.Command {
 				st.Provider = b.Provider
 				all[i].BatchState = *st
 			}
-			if a.json {
-				return a.writeJSON(&run.BatchStatusResult{ResultVersion: run.ResultVersion, Batches: all})
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "batch\tprovider\tstatus\trequests\tsucceeded\tfailed\tsubmitted\tcollected")
-			for _, b := range all {
-				col := "-"
-				if !b.CollectedAt.IsZero() {
-					col = b.CollectedAt.Format("2006-01-02 15:04")
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", b.ID, b.Provider, b.Status, b.Requests, b.Succeeded, b.Failed,
-					b.SubmittedAt.Format("2006-01-02 15:04"), col)
-			}
-			return tw.Flush()
+			return a.output(&run.BatchStatusResult{ResultVersion: run.ResultVersion, Batches: all})
 		},
 	}
 	cmd.Flags().StringVar(&baseURL, "base-url", "", "the provider's base URL (default OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the provider's)")
@@ -297,7 +270,7 @@ func (a *app) batchImportCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			total := &llm.BatchImport{}
+			total := &run.BatchImportResult{ResultVersion: run.ResultVersion, BatchImport: &llm.BatchImport{}}
 			for _, name := range files {
 				// Progress in bytes read: the importer reads each file twice
 				// (checking, then storing).
@@ -317,27 +290,12 @@ func (a *app) batchImportCmd() *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("batch import: %w", err)
 				}
-				total.Lines += res.Lines
-				total.Imported += res.Imported
-				total.Invalid += res.Invalid
-				total.Failed += res.Failed
-				total.Unknown += res.Unknown
-				total.Already += res.Already
-				total.Failures = append(total.Failures, res.Failures...)
+				total.Add(res)
 			}
-			if a.json {
-				return a.writeJSON(total)
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "imported\t%d\t(of which %d do not fit their schema and are kept as invalid answers)\n", total.Imported, total.Invalid)
-			fmt.Fprintf(tw, "failed\t%d\t(still pending: export and run them again)\n", total.Failed)
-			fmt.Fprintf(tw, "unknown ids\t%d\t(no such request in this store)\n", total.Unknown)
-			fmt.Fprintf(tw, "already answered\t%d\t\n", total.Already)
-			tw.Flush()
 			for _, f := range total.Failures {
 				fmt.Fprintf(a.stderr, "failed: %s\n", f)
 			}
-			return nil
+			return a.output(total)
 		},
 	}
 	imp.Flags().StringVar(&pricesFile, "prices", os.Getenv("GAVEL_PRICES"), "price table overriding the built-in one, for the answers' cost")

@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,7 +15,6 @@ import (
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/queue"
-	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/report"
 	"github.com/gavelhq/gavel/run"
 	"github.com/gavelhq/gavel/store"
@@ -165,11 +161,7 @@ func (a *app) benchBuild(cmd *cobra.Command, f *benchBuildFlags) error {
 	if err != nil {
 		return err
 	}
-	if a.json {
-		return a.writeJSON(res)
-	}
-	a.printBenchBuild(res)
-	return nil
+	return a.output(res)
 }
 
 type benchRunFlags struct {
@@ -244,32 +236,7 @@ func (a *app) benchRun(cmd *cobra.Command, f *benchRunFlags) error {
 		}
 		a.reportWritten(f.reportFile)
 	}
-	evals := res.Evaluations
-	if a.json {
-		return a.writeJSON(res)
-	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s%d programs\t%s\tinvalid\t\n", simTag(f.mf.model), res.Programs, strings.Join(bench.MetaFigures, "\t"))
-	for _, e := range evals {
-		fmt.Fprintf(tw, "%s", e.Name)
-		for _, f := range bench.MetaFigures {
-			fg := e.Figures[f]
-			cell := fg.Value.String()
-			if fg.CI != nil && fg.CI.Defined() {
-				cell += fmt.Sprintf(" [%.2f, %.2f]", fg.CI.Lo, fg.CI.Hi)
-				if fg.CI.Warning != "" {
-					cell += " (!)"
-				}
-			}
-			fmt.Fprintf(tw, "\t%s", cell)
-		}
-		fmt.Fprintf(tw, "\t%d\t\n", e.Invalid)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(a.stdout, "Intervals: 95%%, %d bootstrap resamples of whole problems; (!) marks one resting on too few problems to trust.\n", f.resamples)
-	return nil
+	return a.output(res)
 }
 
 // benchThroughQueue enqueues one unit per problem, works units itself
@@ -289,23 +256,4 @@ func (a *app) benchThroughQueue(ctx context.Context, db store.Store, file string
 	err = r.Wait(ctx, ids, func(done, _ int) { prog.update(done) })
 	prog.done()
 	return err
-}
-
-func (a *app) printBenchBuild(res *run.BenchBuildResult) {
-	fmt.Fprintf(a.stdout, "%s\nwritten to %s in %.0f s\n", res.Describe(), res.File, res.Seconds)
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	for _, r := range record.SortedKeys(res.PerRule) {
-		fmt.Fprintf(tw, "  rule %s\t%d\n", r, res.PerRule[r])
-	}
-	tw.Flush()
-	reasons := map[string]int{}
-	for _, d := range res.Dropped {
-		reasons[strings.SplitN(d.Reason, " (", 2)[0]]++
-	}
-	for _, r := range record.SortedKeys(reasons) {
-		fmt.Fprintf(a.stdout, "  dropped: %s: %d\n", r, reasons[r])
-	}
-	if len(res.SetAside) > 0 {
-		fmt.Fprintf(a.stdout, "  set aside (canonical solution fails): %s\n", strings.Join(res.SetAside, ", "))
-	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -65,59 +64,13 @@ information gap when it abstains on most failures.`,
 			if err != nil {
 				return stopped(err, svc.Stats().Pending)
 			}
-			if a.json {
-				return a.writeJSON(res)
-			}
-			st := res.Teacher
-			a.printTeacher(teacherModel, st)
 			a.printCalls(svc.Stats())
-			return nil
+			return a.output(res)
 		},
 	}
 	f.register(a, cmd)
 	cmd.Flags().StringVar(&teacherModel, "teacher-model", "", "teacher model (default --model)")
 	return cmd
-}
-
-func (a *app) printTeacher(model string, st teacher.Stats) {
-	fmt.Fprintf(a.stdout, "%steacher (%s): %d records: %d kept, %d abstained, %d corrected, %d unreadable\n",
-		simTag(model), model, st.Records, st.Kept, st.Abstained, st.Corrected, st.Invalid)
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	for _, l := range record.SortedKeys(st.AbstainByLabel) {
-		fmt.Fprintf(tw, "  abstains on label %s\t%.1f%%\n", l, 100*st.AbstainByLabel[l])
-	}
-	for _, s := range record.SortedKeys(st.AbstainByStatus) {
-		fmt.Fprintf(tw, "  abstains on status %s\t%.1f%%\n", s, 100*st.AbstainByStatus[s])
-	}
-	tw.Flush()
-	if st.InformationGap {
-		fmt.Fprintf(a.stderr, "warning: %s\n", teacher.InformationGapWarning)
-	}
-}
-
-// printPanel shows each teacher of a panel and how they agree.
-func (a *app) printPanel(model string, p *teacher.PanelStats) {
-	fmt.Fprintf(a.stdout, "%steacher panel of %d (quorum %s):\n", simTag(model), len(p.Teachers), p.Quorum)
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  teacher\tfamily\tkept\tabstained\tcorrected\tunreadable")
-	for _, t := range p.Teachers {
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\n", t.Model, t.Family, t.Kept, t.Abstained, t.Corrected, t.Invalid)
-	}
-	tw.Flush()
-	for _, pa := range p.Pairwise {
-		fmt.Fprintf(a.stdout, "  %s vs %s: Scott's pi %s %s over %d records\n", pa.A, pa.B, pa.ScottPi.Value, ciText(pa.ScottPi.CI), pa.Records)
-	}
-	fmt.Fprintf(a.stdout, "  Fleiss' kappa %s %s\n", p.FleissKappa.Value, ciText(p.FleissKappa.CI))
-	if p.Warning != "" {
-		fmt.Fprintf(a.stderr, "warning: %s\n", p.Warning)
-	}
-}
-
-func ciText(iv *metrics.Interval) string {
-	if iv == nil {
-		return ""
-	}
-	return iv.String()
 }
 
 type calibrateFlags struct {
@@ -204,39 +157,6 @@ func (a *app) stageProgress(title string) (func(stage string, done, total int), 
 		}
 }
 
-// printRepeats shows repeated runs and their summary.
-func (a *app) printRepeats(runs []refine.Run, s *refine.RepeatSummary) {
-	fmt.Fprintf(a.stdout, "\n%d runs:\n", s.Runs)
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  seed\tselected\ttest gain\tinterval\tversions")
-	for _, r := range runs {
-		gain := "undefined"
-		if r.Gain.ScottPi != nil {
-			gain = fmt.Sprintf("%+.4f", *r.Gain.ScottPi)
-		}
-		ci := "none"
-		if len(r.Gain.CI) == 2 {
-			ci = fmt.Sprintf("[%.4f, %.4f]", r.Gain.CI[0], r.Gain.CI[1])
-		}
-		fmt.Fprintf(tw, "  %d\t%.12s\t%s\t%s\t%d\n", r.Seed, r.SelectedVersion, gain, ci, len(r.Trajectory))
-	}
-	tw.Flush()
-	ci := "none"
-	if s.GainCI != nil {
-		ci = fmt.Sprintf("[%.4f, %.4f]", s.GainCI[0], s.GainCI[1])
-	}
-	fmt.Fprintf(a.stdout, "gain over runs: mean %+.4f, sd %.4f, range [%+.4f, %+.4f], 95%% t interval of the mean %s; %d of %d runs with an interval above 0\n",
-		s.MeanGain, s.SDGain, s.MinGain, s.MaxGain, ci, s.Positive, s.Runs)
-	fmt.Fprintf(a.stdout, "selection stability: %.0f%% of runs chose the most chosen version (%d distinct)\n", 100*s.Stability, len(s.Selected))
-	for i, e := range s.Edits {
-		if i == 5 {
-			fmt.Fprintf(a.stdout, "  ... %d more edits\n", len(s.Edits)-5)
-			break
-		}
-		fmt.Fprintf(a.stdout, "  accepted in %d of %d runs: [%s] %s\n", e.Runs, s.Runs, e.Kind, e.Text)
-	}
-}
-
 func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	ctx := cmd.Context()
 	s, err := f.loadJudge(f.judge)
@@ -282,23 +202,10 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 		if err := writeReports(f.reportFile, a.stdout, out.Report); err != nil {
 			return err
 		}
-	}
-	if a.json {
-		return a.writeJSON(out)
-	}
-	a.printCalibration(out.Result)
-	if out.RepeatsSummary != nil {
-		a.printRepeats(out.Repeats, out.RepeatsSummary)
-	}
-	if out.Without != nil {
-		fmt.Fprintf(a.stdout, "\nwithout %s:\n", f.ablate)
-		a.printCalibration(out.Without)
-	}
-	if f.reportFile != "" {
-		fmt.Fprintf(a.stderr, "report written to %s\n", f.reportFile)
+		a.reportWritten(f.reportFile)
 	}
 	a.printCalls(out.Calls)
-	return nil
+	return a.output(out)
 }
 
 func writeReports(htmlFile string, stdout io.Writer, rep *report.CalibrationReport) error {
@@ -310,46 +217,6 @@ func writeReports(htmlFile string, stdout io.Writer, rep *report.CalibrationRepo
 		md += ".md"
 	}
 	return writeAtomic(md, stdout, func(w io.Writer) error { return report.WriteCalibrationMarkdown(w, rep) })
-}
-
-func (a *app) printCalibration(r *refine.Result) {
-	model := r.Original.Model
-	if r.Panel != nil {
-		a.printPanel(model, r.Panel)
-		a.printTeacher("the panel's decisions", r.Teacher)
-	} else {
-		a.printTeacher(model, r.Teacher)
-	}
-	for _, b := range r.Blind {
-		fmt.Fprintf(a.stdout, "label-blind check of %s: predicted %d, %d contrary to the recorded label; kept %d of those: rationalisation rate %s %s\n",
-			b.Model, b.Predicted, b.Contrary, b.Rationalised, b.RationalisationRate.Value, ciText(b.RationalisationRate.CI))
-	}
-	fmt.Fprintf(a.stdout, "%s%s: %d iteration(s); stopped: %s\n", simTag(model), r.Judge, r.Iterations, r.StopReason)
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\tversion\thash\ttrain pi\tval pi\tdisagreements\taccepted\tdropped\t")
-	for i, v := range r.Versions {
-		mark := ""
-		if i == r.Selected {
-			mark = "*"
-		}
-		fmt.Fprintf(tw, "\t%d%s\t%.12s\t%s\t%s\t%d\t%d\t%d\t\n", v.Iteration, mark, v.Hash, v.TrainPi, v.ValPi, v.Disagreements, len(v.Accepted), v.Dropped)
-	}
-	tw.Flush()
-	line := func(name string, e *judge.Evaluation) {
-		f := e.Figures["scott_pi"]
-		ci := ""
-		if f.CI != nil {
-			ci = f.CI.String()
-		}
-		fmt.Fprintf(a.stdout, "  test %-28s scott_pi %s %s\n", name, f.Value, ci)
-	}
-	line("original", r.Original)
-	if r.Tuned != nil {
-		line(fmt.Sprintf("threshold tuned (%d)", r.TunedThreshold), r.Tuned)
-	}
-	line("calibrated", r.Calibrated)
-	g := r.Gain["scott_pi"]
-	fmt.Fprintf(a.stdout, "  gain (paired)                     %s %s\n", g.Value, g.CI)
 }
 
 func (a *app) promptsCmd() *cobra.Command {
@@ -392,17 +259,8 @@ func (a *app) noiseCmd() *cobra.Command {
 			if err != nil {
 				return stopped(err, svc.Stats().Pending)
 			}
-			if a.json {
-				return a.writeJSON(&run.NoiseResult{ResultVersion: run.ResultVersion, Noise: nr, Simulated: isSim(teacherModel), Calls: svc.Stats()})
-			}
-			fmt.Fprintf(a.stdout, "%s%d of %d labels flipped: noise %.1f%% before the teacher, %.1f%% after (over %d kept)\n",
-				simTag(teacherModel), nr.Flipped, nr.Records, 100*nr.Before, 100*nr.After, nr.Kept)
-			for _, l := range record.SortedKeys(nr.Removed) {
-				c := nr.Removed[l]
-				fmt.Fprintf(a.stdout, "  true %s: removed %d of %d flipped, %d of %d not flipped\n", l, c.FlippedRemoved, c.Flipped, c.CleanRemoved, c.Clean)
-			}
 			a.printCalls(svc.Stats())
-			return nil
+			return a.output(&run.NoiseResult{ResultVersion: run.ResultVersion, Noise: nr, Simulated: isSim(teacherModel), Calls: svc.Stats()})
 		},
 	}
 	f.register(a, cmd)
@@ -487,29 +345,7 @@ func (a *app) drift(cmd *cobra.Command, o *driftFlags) error {
 	if err != nil {
 		return stopped(err, svc.Stats().Pending)
 	}
-	if a.json {
-		return a.writeJSON(res)
-	}
-	specs, ws := res.Specs, res.Windows
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s%s\trecords", simTag(o.f.model), o.by)
-	for _, s := range specs {
-		fmt.Fprintf(tw, "\t%s %.8s", s.Name, s.Version())
-	}
-	fmt.Fprintln(tw)
-	for _, w := range ws {
-		start := w.Start.Format("2006-01")
-		if o.by == refine.ByWeek {
-			start = w.Start.Format("2006-01-02")
-		}
-		fmt.Fprintf(tw, "%s\t%d", start, w.N)
-		for _, s := range specs {
-			fg := w.Pi[s.Version()]
-			fmt.Fprintf(tw, "\t%s %s", fg.Value, fg.CI)
-		}
-		fmt.Fprintln(tw)
-	}
-	return tw.Flush()
+	return a.output(res)
 }
 
 func (a *app) promptsListCmd() *cobra.Command {
@@ -528,24 +364,10 @@ func (a *app) promptsListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if a.json {
-				if ps == nil {
-					ps = []*judge.PromptVersion{}
-				}
-				return a.writeJSON(ps)
+			if ps == nil {
+				ps = []*judge.PromptVersion{}
 			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "HASH\tJUDGE\tITER\tPARENT\tTRAIN PI\tVAL PI\tEDITS\tCREATED")
-			for _, p := range ps {
-				metric := func(k string) string {
-					if v, ok := p.Metrics[k]; ok {
-						return fmt.Sprintf("%.3f", v)
-					}
-					return "-"
-				}
-				fmt.Fprintf(tw, "%.12s\t%s\t%d\t%.12s\t%s\t%s\t%d\t%s\n", p.Hash, p.Judge, p.Iteration, p.Parent, metric("train_scott_pi"), metric("val_scott_pi"), len(p.Edits), p.CreatedAt)
-			}
-			return tw.Flush()
+			return a.output(run.PromptList(ps))
 		},
 	}
 	list.Flags().StringVar(&judgeName, "judge", "", "only this judge's versions")
@@ -567,18 +389,7 @@ func (a *app) promptsShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if a.json {
-				return a.writeJSON(p)
-			}
-			fmt.Fprintf(a.stdout, "version %s of %s (iteration %d, parent %.12s)\n", p.Hash, p.Judge, p.Iteration, p.Parent)
-			for _, e := range p.Edits {
-				fmt.Fprintf(a.stdout, "edit: %s\n", e)
-			}
-			if p.Note != "" {
-				fmt.Fprintf(a.stdout, "note: %s\n", p.Note)
-			}
-			fmt.Fprintf(a.stdout, "\n%s", refine.PromptText(p.Spec))
-			return nil
+			return a.output(&run.PromptResult{ResultVersion: run.ResultVersion, PromptVersion: p})
 		},
 	}
 	return show

@@ -87,44 +87,7 @@ func (a *app) demo(cmd *cobra.Command, f *demoFlags) error {
 	}); err != nil {
 		return err
 	}
-	if a.json {
-		return a.writeJSON(sum)
-	}
-	fmt.Fprintf(a.stdout, "[simulated] gavel demo: %d synthetic records, seed %d, in %.0f s\n", sum.Records, sum.Seed, sum.Seconds)
-	for _, j := range sum.Judges {
-		fmt.Fprintf(a.stdout, "  %-9s test pi %s -> %s (gain %s [%s]) in %d iteration(s); %d revision(s) over the %d-character cap\n", j.Judge,
-			num(j.Test.Original.ScottPi), num(j.Test.Calibrated.ScottPi), num(j.Gain.ScottPi), ci(j.Gain.CI), j.Iterations, j.RevisionsOverCap, j.MaxPromptChars)
-	}
-	for _, c := range sum.Controls {
-		fmt.Fprintf(a.stdout, "  control %-18s %-9s pi %s -> %s (gain %s [%s])\n", c.Name, c.Judge,
-			num(c.Original.ScottPi), num(c.Calibrated.ScottPi), num(c.Gain.ScottPi), ci(c.Gain.CI))
-	}
-	fmt.Fprintf(a.stdout, "  teacher: %d kept, %d abstained, %d corrected\n", sum.Teacher.Kept, sum.Teacher.Abstained, sum.Teacher.Corrected)
-	fmt.Fprintf(a.stdout, "  label noise %.1f%% -> %.1f%% after the teacher\n", 100*sum.Noise.Before, 100*sum.Noise.After)
-	fmt.Fprintf(a.stdout, "  teacher abstains on %.0f%% of failures with the reference, %.0f%% without\n",
-		100*sum.Ablation.TeacherAbstainFailWith, 100*sum.Ablation.TeacherAbstainFailWithout)
-	fmt.Fprintf(a.stdout, "  model calls: %d live (simulated), %d from the cache\n", sum.ModelCalls.Live, sum.ModelCalls.Cached)
-	fmt.Fprintf(a.stdout, "report: %s\nsummary: %s and %s\n", sum.Files["report.html"], sum.Files["summary.md"], sum.Files["summary.json"])
-	if keep {
-		fmt.Fprintf(a.stdout, "store: %s (keep it to rerun commands on it; it is safe to delete)\n", sum.Files["store"])
-	} else {
-		fmt.Fprintln(a.stdout, "store: removed (give --out DIR to keep it)")
-	}
-	return nil
-}
-
-func num(v *float64) string {
-	if v == nil {
-		return "undefined"
-	}
-	return fmt.Sprintf("%.3f", *v)
-}
-
-func ci(v []float64) string {
-	if len(v) != 2 {
-		return "no interval"
-	}
-	return fmt.Sprintf("%.3f, %.3f", v[0], v[1])
+	return a.output(sum)
 }
 
 func writeJSONTo(w io.Writer, v any) error {

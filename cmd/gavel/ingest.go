@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/run"
 )
 
 type ingestFlags struct {
@@ -107,58 +108,21 @@ func (a *app) decoder(f ingestFlags) (record.Decoder, error) {
 	return nil, usagef("--format %q: want native, map or swebench", format)
 }
 
-type skippedLine struct {
-	File  string `json:"file"`
-	Line  int    `json:"line"`
-	Error string `json:"error"`
-}
-
-type ingestSummary struct {
-	*record.ImportResult
-	Skipped []skippedLine `json:"skipped"`
-	Total   int           `json:"total_records"`
-}
-
 func (a *app) ingest(cmd *cobra.Command, files []string, f ingestFlags) error {
 	dec, err := a.decoder(f)
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
-	db, err := a.openStore(ctx)
+	db, err := a.openStore(cmd.Context())
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	prog := a.newProgress("ingest: lines read", 0)
-	var res *record.ImportResult
-	err = db.Import(ctx, func(w record.Writer) error {
-		var err error
-		res, err = record.Import(ctx, w, dec, files, record.ImportOptions{
-			SkipInvalid: f.skipInvalid, MaxLineBytes: f.maxLineBytes, Progress: prog.update,
-		})
-		return err
-	})
+	res, err := run.Ingest(cmd.Context(), db, dec, files, record.ImportOptions{SkipInvalid: f.skipInvalid, MaxLineBytes: f.maxLineBytes, Progress: prog.update})
 	prog.done()
 	if err != nil {
-		return fmt.Errorf("ingest: %w (nothing was imported)", err)
-	}
-	sum := ingestSummary{ImportResult: res, Skipped: []skippedLine{}}
-	for _, s := range res.Skipped {
-		sum.Skipped = append(sum.Skipped, skippedLine{File: s.File, Line: s.Line, Error: s.Err.Error()})
-	}
-	var counter record.StatsCounter
-	if err := db.Records(ctx, record.Filter{}, func(r *record.Record) error { counter.Add(r); return nil }); err != nil {
 		return err
 	}
-	sum.Total = counter.Stats().Total
-	for _, s := range res.Skipped {
-		fmt.Fprintf(a.stderr, "skipped %v\n", s)
-	}
-	if a.json {
-		return a.writeJSON(sum)
-	}
-	fmt.Fprintf(a.stdout, "imported %d new records, %d already present, %d skipped, from %d lines in %d file(s); the store holds %d records\n",
-		res.Inserted, res.Unchanged, len(res.Skipped), res.Lines, len(files), sum.Total)
-	return nil
+	return a.output(res)
 }

@@ -6,13 +6,11 @@ import (
 	"io"
 	"math"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
-	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/report"
 	"github.com/gavelhq/gavel/run"
@@ -136,13 +134,8 @@ counted, never mapped to pass or fail. A rerun answers from the cache.`,
 			if err != nil {
 				return stopped(err, svc.Stats().Pending)
 			}
-			if a.json {
-				return a.writeJSON(sum)
-			}
-			fmt.Fprintf(a.stdout, "%s%s (prompt %s) with %s: %d records: %d pass, %d fail, %d invalid\n",
-				simTag(f.model), s.Name, s.ShortVersion(), f.model, sum.Records, sum.Pass, sum.Fail, sum.Invalid)
 			a.printCalls(sum.Calls)
-			return nil
+			return a.output(sum)
 		},
 	}
 	f.register(a, cmd)
@@ -154,12 +147,7 @@ func isSim(model string) bool {
 	return p == "sim"
 }
 
-func simTag(model string) string {
-	if isSim(model) {
-		return "[simulated] "
-	}
-	return ""
-}
+func simTag(model string) string { return run.SimTag(isSim(model)) }
 
 func (a *app) printCalls(st llm.RunStats) {
 	fmt.Fprintf(a.stderr, "model calls: %d requests, %d from the cache, %d sent (%d retries, %d repairs), %d shared with an identical request, %d input and %d output tokens, %s\n",
@@ -259,16 +247,10 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 			return fmt.Errorf("report: %w", err)
 		}
 	}
-	if a.json {
-		if err := a.writeJSON(out); err != nil {
-			return err
-		}
-	} else {
-		a.printEval(out)
-		if f.reportFile != "" {
-			fmt.Fprintf(a.stderr, "report written to %s\n", f.reportFile)
-		}
-		a.printCalls(out.Calls)
+	a.reportWritten(f.reportFile)
+	a.printCalls(out.Calls)
+	if err := a.output(out); err != nil {
+		return err
 	}
 	if !math.IsNaN(f.failUnder) {
 		if pi := out.Figures["scott_pi"].Value; !pi.Defined() || pi.V < f.failUnder {
@@ -276,50 +258,4 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 		}
 	}
 	return nil
-}
-
-func (a *app) printEval(out *run.EvalResult) {
-	fmt.Fprintf(a.stdout, "%s%s (prompt %.12s) with %s on %s: %d records, %d invalid", simTag(out.Model), out.Judge, out.Prompt, out.Model, out.Split, out.N, out.Invalid)
-	if out.Threshold != 0 {
-		fmt.Fprintf(a.stdout, ", threshold %d", out.Threshold)
-	}
-	fmt.Fprintln(a.stdout)
-	printFigures := func(figs map[string]metrics.Figure) {
-		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-		for _, name := range judge.ReportedMetrics {
-			fg := figs[name]
-			ci := ""
-			if fg.CI != nil {
-				ci = fg.CI.String()
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", name, fg.Value, ci)
-		}
-		tw.Flush()
-	}
-	printFigures(out.Figures)
-	c := out.Confusion
-	fmt.Fprintf(a.stdout, "  confusion (outcome by verdict): fail->fail %d, fail->pass %d, pass->fail %d, pass->pass %d\n", c[0][0], c[0][1], c[1][0], c[1][1])
-	if len(out.Thresholds) > 0 {
-		fmt.Fprintln(a.stdout, "  by threshold:")
-		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "\tthreshold\tscott_pi\t95% interval\taccuracy\tfail_recall\tpass_recall\t")
-		for _, r := range out.Thresholds {
-			ci := ""
-			if r.ScottPiCI != nil {
-				ci = r.ScottPiCI.String()
-			}
-			fmt.Fprintf(tw, "\t%g\t%s\t%s\t%s\t%s\t%s\t\n", r.Threshold, r.ScottPi, ci, r.Accuracy, r.FailRecall, r.PassRecall)
-		}
-		tw.Flush()
-	}
-	if t := out.Tuned; t != nil {
-		fmt.Fprintf(a.stdout, "threshold tuned on %s: %d (%s %s there); on %s:\n", t.On, t.Threshold, t.Metric, t.OnValue, out.Split)
-		printFigures(t.Test)
-	}
-	if c := out.Compare; c != nil {
-		fmt.Fprintf(a.stdout, "%s (prompt %.12s):\n", c.Judge, c.Prompt)
-		printFigures(c.Figures)
-		fmt.Fprintf(a.stdout, "%s minus %s (paired intervals):\n", out.Judge, c.Judge)
-		printFigures(c.Difference)
-	}
 }

@@ -3,10 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/gavelhq/gavel/record"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/gavelhq/gavel/record"
 
 	"github.com/spf13/pflag"
 

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -93,36 +92,15 @@ func (a *app) recordsStatsCmd() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			var c record.StatsCounter
-			if err := db.Records(cmd.Context(), f, func(r *record.Record) error { c.Add(r); return nil }); err != nil {
+			s, err := run.RecordStats(cmd.Context(), db, f)
+			if err != nil {
 				return err
 			}
-			s := c.Stats()
-			if a.json {
-				return a.writeJSON(s)
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "records\t%d\n", s.Total)
-			fmt.Fprintf(tw, "label\t%s\n", counts(s.ByLabel))
-			fmt.Fprintf(tw, "status\t%s\n", counts(s.ByStatus))
-			fmt.Fprintf(tw, "source\t%s\n", counts(s.BySource))
-			fmt.Fprintf(tw, "groups\t%d (and %d records without a group)\n", s.Groups, s.Ungrouped)
-			return tw.Flush()
+			return a.output(s)
 		},
 	}
 	ff.register(cmd.Flags())
 	return cmd
-}
-
-func counts[K ~string](m map[K]int) string {
-	var parts []string
-	for _, k := range record.SortedKeys(m) {
-		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
-	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, ", ")
 }
 
 type listedRecord struct {
@@ -297,20 +275,7 @@ func (a *app) recordsOutcomesCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if a.json {
-				return a.writeJSON(&run.OutcomesResult{ResultVersion: run.ResultVersion, ID: ids[0], Outcomes: vs})
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "version\tstatus\tlabel\tat\trecorded\tby\treason")
-			for _, v := range vs {
-				at := "-"
-				if !v.Outcome.At.IsZero() {
-					at = v.Outcome.At.Format(time.RFC3339)
-				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", v.Version, v.Outcome.Status, v.Outcome.Label, at,
-					v.RecordedAt.Format(time.RFC3339), v.Origin, v.Outcome.Reason)
-			}
-			return tw.Flush()
+			return a.output(&run.OutcomesResult{ResultVersion: run.ResultVersion, ID: ids[0], Outcomes: vs})
 		},
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -160,19 +159,7 @@ func (a *app) tokenCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if a.json {
-				return a.writeJSON(&run.TokensResult{ResultVersion: run.ResultVersion, Tokens: ts})
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "id\tscope\tname\tcreated\trevoked")
-			for _, t := range ts {
-				revoked := "-"
-				if !t.RevokedAt.IsZero() {
-					revoked = t.RevokedAt.Format(time.RFC3339)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Scope, t.Name, t.CreatedAt.Format(time.RFC3339), revoked)
-			}
-			return tw.Flush()
+			return a.output(&run.TokensResult{ResultVersion: run.ResultVersion, Tokens: ts})
 		},
 	}
 	revoke := &cobra.Command{
@@ -492,35 +479,11 @@ func (a *app) liveDrift(ctx context.Context, judgeName, model, by string, resamp
 	if err != nil {
 		return usageError{err}
 	}
-	if a.json {
-		if err := a.writeJSON(rep); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(a.stdout, "%sdrift of %s, active version %.12s, model %s\n", simTag(model), judgeName, rep.Version, model)
-		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "%s from\toutcomes\tScott's pi [95%% interval]\n", by)
-		for _, w := range rep.Windows {
-			fmt.Fprintf(tw, "%s\t%d\t%s\n", w.Start.Format("2006-01-02"), w.N, figureLine(w.Pi.Value, w.Pi.CI))
-		}
-		tw.Flush()
-		if rep.Baseline != nil {
-			fmt.Fprintf(a.stdout, "baseline (test part at promotion): %s\n", figureLine(rep.Baseline.Value, rep.Baseline.CI))
-		}
-		fmt.Fprintln(a.stdout, rep.Status)
+	if err := a.output(&run.LiveDriftResult{ResultVersion: run.ResultVersion, Simulated: isSim(model), DriftReport: rep}); err != nil {
+		return err
 	}
 	if rep.Alert && failOnAlert {
 		return gateError{errors.New(rep.Status)}
 	}
 	return nil
-}
-
-func figureLine(v metrics.Value, ci *metrics.Interval) string {
-	if !v.Defined() {
-		return "undefined (" + v.Undefined + ")"
-	}
-	if ci == nil {
-		return fmt.Sprintf("%.3f", v.V)
-	}
-	return fmt.Sprintf("%.3f [%.3f, %.3f]", v.V, ci.Lo, ci.Hi)
 }

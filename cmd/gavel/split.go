@@ -1,13 +1,10 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"text/tabwriter"
-
 	"github.com/spf13/cobra"
 
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/run"
 )
 
 func (a *app) splitCmd() *cobra.Command {
@@ -42,24 +39,11 @@ test, for measuring drift. 'gavel split show NAME' prints a split and
 				return err
 			}
 			defer db.Close()
-			var members []record.Member
-			err = db.Records(ctx, record.Filter{ExcludeStatus: spec.ExcludeStatus}, func(r *record.Record) error {
-				members = append(members, record.MemberOf(r))
-				return nil
-			})
+			res, err := run.MakeSplit(ctx, db, spec, replace)
 			if err != nil {
 				return err
 			}
-			s, err := record.MakeSplit(members, spec)
-			if err != nil {
-				return fmt.Errorf("split %s: %w", spec.Name, err)
-			}
-			if err := db.SaveSplit(ctx, s, replace); errors.Is(err, record.ErrExists) {
-				return fmt.Errorf("%w: give --replace to make it anew", err)
-			} else if err != nil {
-				return err
-			}
-			return a.showSplit(cmd, spec.Name)
+			return a.output(res)
 		},
 	}
 	fl := cmd.Flags()
@@ -75,85 +59,17 @@ test, for measuring drift. 'gavel split show NAME' prints a split and
 	return cmd
 }
 
-func describeSpec(s record.SplitSpec) string {
-	how := fmt.Sprintf("seed %d, stratified by label, groups kept whole", s.Seed)
-	if s.ByTime {
-		how = "by time, oldest in train, groups kept whole"
-	}
-	d := fmt.Sprintf("train %.2f, val %.2f, test %.2f; %s", s.Train, s.Val, s.Test, how)
-	if len(s.ExcludeStatus) > 0 {
-		d += fmt.Sprintf("; without %v", s.ExcludeStatus)
-	}
-	return d
-}
-
-// partSummary is one part of a split in `split show`.
-type partSummary struct {
-	Records int `json:"records"`
-	Pass    int `json:"pass"`
-	Fail    int `json:"fail"`
-	Groups  int `json:"groups"`
-}
-
-type splitSummary struct {
-	Name  string                      `json:"name"`
-	Spec  record.SplitSpec            `json:"spec"`
-	Total int                         `json:"total"`
-	Parts map[record.Part]partSummary `json:"parts"`
-}
-
 func (a *app) showSplit(cmd *cobra.Command, name string) error {
-	ctx := cmd.Context()
-	db, err := a.openStore(ctx)
+	db, err := a.openStore(cmd.Context())
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	s, err := db.Split(ctx, name)
+	res, err := run.ShowSplit(cmd.Context(), db, name)
 	if err != nil {
 		return err
 	}
-	sum := splitSummary{Name: name, Spec: s.Spec, Parts: map[record.Part]partSummary{}}
-	groups := map[record.Part]map[string]bool{}
-	for _, p := range record.Parts {
-		groups[p] = map[string]bool{}
-	}
-	err = db.Records(ctx, record.Filter{Split: name}, func(r *record.Record) error {
-		p := s.Assign[r.ID]
-		ps := sum.Parts[p]
-		ps.Records++
-		if r.Outcome.Label == record.Pass {
-			ps.Pass++
-		} else {
-			ps.Fail++
-		}
-		if r.Group != "" && !groups[p][r.Group] {
-			groups[p][r.Group] = true
-			ps.Groups++
-		}
-		sum.Parts[p] = ps
-		sum.Total++
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if a.json {
-		for _, p := range record.Parts {
-			if _, ok := sum.Parts[p]; !ok {
-				sum.Parts[p] = partSummary{}
-			}
-		}
-		return a.writeJSON(sum)
-	}
-	fmt.Fprintf(a.stdout, "split %s: %d records; %s\n", name, sum.Total, describeSpec(s.Spec))
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "part\trecords\tpass\tfail\tgroups\t")
-	for _, p := range record.Parts {
-		ps := sum.Parts[p]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\n", p, ps.Records, ps.Pass, ps.Fail, ps.Groups)
-	}
-	return tw.Flush()
+	return a.output(res)
 }
 
 func (a *app) splitShowCmd() *cobra.Command {
@@ -183,16 +99,10 @@ func (a *app) splitListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if a.json {
-				if specs == nil {
-					specs = []record.SplitSpec{}
-				}
-				return a.writeJSON(specs)
+			if specs == nil {
+				specs = []record.SplitSpec{}
 			}
-			for _, s := range specs {
-				fmt.Fprintf(a.stdout, "%s\t%s\n", s.Name, describeSpec(s))
-			}
-			return nil
+			return a.output(run.SplitList(specs))
 		},
 	}
 	return list

@@ -1,0 +1,213 @@
+package run
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/gavelhq/gavel/deploy"
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/metrics"
+	"github.com/gavelhq/gavel/refine"
+)
+
+// The results below show what the store holds.
+
+// PromptList is stored prompt versions (prompts list); marshalled, a JSON
+// array.
+type PromptList []*judge.PromptVersion
+
+// WriteText writes a table of the versions.
+func (l PromptList) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	tw := p.table(false)
+	fmt.Fprintln(tw, "HASH\tJUDGE\tITER\tPARENT\tTRAIN PI\tVAL PI\tEDITS\tCREATED")
+	for _, v := range l {
+		metric := func(k string) string {
+			if m, ok := v.Metrics[k]; ok {
+				return fmt.Sprintf("%.3f", m)
+			}
+			return "-"
+		}
+		fmt.Fprintf(tw, "%.12s\t%s\t%d\t%.12s\t%s\t%s\t%d\t%s\n", v.Hash, v.Judge, v.Iteration, v.Parent, metric("train_scott_pi"), metric("val_scott_pi"), len(v.Edits), v.CreatedAt)
+	}
+	p.flush(tw)
+	return p.err
+}
+
+// PromptResult is one stored prompt version (prompts show).
+type PromptResult struct {
+	ResultVersion int `json:"result_version"`
+	*judge.PromptVersion
+}
+
+// WriteText writes the version's lineage, edits and prompt.
+func (r *PromptResult) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	p.f("version %s of %s (iteration %d, parent %.12s)\n", r.Hash, r.Judge, r.Iteration, r.Parent)
+	for _, e := range r.Edits {
+		p.f("edit: %s\n", e)
+	}
+	if r.Note != "" {
+		p.f("note: %s\n", r.Note)
+	}
+	p.f("\n%s", refine.PromptText(r.Spec))
+	return p.err
+}
+
+// WriteText writes a table of the tokens.
+func (r *TokensResult) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	tw := p.table(false)
+	fmt.Fprintln(tw, "id\tscope\tname\tcreated\trevoked")
+	for _, t := range r.Tokens {
+		revoked := "-"
+		if !t.RevokedAt.IsZero() {
+			revoked = t.RevokedAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Scope, t.Name, t.CreatedAt.Format(time.RFC3339), revoked)
+	}
+	p.flush(tw)
+	return p.err
+}
+
+// WriteText writes a table of the outcome versions.
+func (r *OutcomesResult) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	tw := p.table(false)
+	fmt.Fprintln(tw, "version\tstatus\tlabel\tat\trecorded\tby\treason")
+	for _, v := range r.Outcomes {
+		at := "-"
+		if !v.Outcome.At.IsZero() {
+			at = v.Outcome.At.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", v.Version, v.Outcome.Status, v.Outcome.Label, at,
+			v.RecordedAt.Format(time.RFC3339), v.Origin, v.Outcome.Reason)
+	}
+	p.flush(tw)
+	return p.err
+}
+
+// CacheStatsResult is the model cache's content (cache stats).
+type CacheStatsResult struct {
+	ResultVersion int `json:"result_version"`
+	*llm.CacheStats
+}
+
+// WriteText writes a table by model and the pending requests.
+func (r *CacheStatsResult) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	tw := p.table(true)
+	fmt.Fprintln(tw, "model\tanswers\thits\tinput tokens\toutput tokens\tcost $\tsaved $\t")
+	for _, m := range r.ByModel {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t\n", m.Model, m.Entries, m.Hits, m.InputTokens, m.OutputTokens, m.Cost, m.SavedCost)
+	}
+	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t\n", r.Entries, r.Hits, r.InputTokens, r.OutputTokens, r.Cost, r.SavedCost)
+	p.flush(tw)
+	if r.Pending > 0 {
+		p.f("%d request(s) pending: gavel batch export --pending\n", r.Pending)
+	}
+	return p.err
+}
+
+// BatchImportResult is what importing batch result files did (batch
+// import).
+type BatchImportResult struct {
+	ResultVersion int `json:"result_version"`
+	*llm.BatchImport
+}
+
+// Add counts another file's import.
+func (r *BatchImportResult) Add(b *llm.BatchImport) {
+	t := r.BatchImport
+	t.Lines += b.Lines
+	t.Imported += b.Imported
+	t.Invalid += b.Invalid
+	t.Failed += b.Failed
+	t.Unknown += b.Unknown
+	t.Already += b.Already
+	t.Failures = append(t.Failures, b.Failures...)
+}
+
+// WriteText writes the counts.
+func (r *BatchImportResult) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	tw := p.table(false)
+	fmt.Fprintf(tw, "imported\t%d\t(of which %d do not fit their schema and are kept as invalid answers)\n", r.Imported, r.Invalid)
+	fmt.Fprintf(tw, "failed\t%d\t(still pending: export and run them again)\n", r.Failed)
+	fmt.Fprintf(tw, "unknown ids\t%d\t(no such request in this store)\n", r.Unknown)
+	fmt.Fprintf(tw, "already answered\t%d\t\n", r.Already)
+	p.flush(tw)
+	return p.err
+}
+
+// WriteText writes a table of the batches.
+func (r *BatchStatusResult) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	tw := p.table(false)
+	fmt.Fprintln(tw, "batch\tprovider\tstatus\trequests\tsucceeded\tfailed\tsubmitted\tcollected")
+	for _, b := range r.Batches {
+		col := "-"
+		if !b.CollectedAt.IsZero() {
+			col = b.CollectedAt.Format("2006-01-02 15:04")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", b.ID, b.Provider, b.Status, b.Requests, b.Succeeded, b.Failed,
+			b.SubmittedAt.Format("2006-01-02 15:04"), col)
+	}
+	p.flush(tw)
+	return p.err
+}
+
+// LiveDriftResult is the service's drift monitor (drift --live).
+type LiveDriftResult struct {
+	ResultVersion int  `json:"result_version"`
+	Simulated     bool `json:"simulated"`
+	*deploy.DriftReport
+}
+
+func figureLine(v metrics.Value, ci *metrics.Interval) string {
+	if !v.Defined() {
+		return "undefined (" + v.Undefined + ")"
+	}
+	if ci == nil {
+		return fmt.Sprintf("%.3f", v.V)
+	}
+	return fmt.Sprintf("%.3f [%.3f, %.3f]", v.V, ci.Lo, ci.Hi)
+}
+
+// WriteText writes the windows, the baseline and the monitor's status.
+func (r *LiveDriftResult) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	p.f("%sdrift of %s, active version %.12s, model %s\n", SimTag(r.Simulated), r.Judge, r.Version, r.Model)
+	tw := p.table(false)
+	fmt.Fprintf(tw, "%s from\toutcomes\tScott's pi [95%% interval]\n", r.By)
+	for _, win := range r.Windows {
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", win.Start.Format("2006-01-02"), win.N, figureLine(win.Pi.Value, win.Pi.CI))
+	}
+	p.flush(tw)
+	if r.Baseline != nil {
+		p.f("baseline (test part at promotion): %s\n", figureLine(r.Baseline.Value, r.Baseline.CI))
+	}
+	p.f("%s\n", r.Status)
+	return p.err
+}
+
+// ReviewAgreementResult is the blind reviews against the judge and the
+// outcomes (agreement --reviews).
+type ReviewAgreementResult struct {
+	ResultVersion int  `json:"result_version"`
+	Simulated     bool `json:"simulated"`
+	*deploy.AgreementReport
+}
+
+// WriteText writes the counts and one line a pair.
+func (r *ReviewAgreementResult) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	p.f("%s%d changes reviewed (%d reviews, %d split evenly and left out); judge %s, model %s\n",
+		SimTag(r.Simulated), r.Reviewed, r.Reviews, r.Ties, r.Judge, r.Model)
+	for _, pa := range r.Pairs {
+		p.f("%s\n", pa)
+	}
+	return p.err
+}

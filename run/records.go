@@ -1,0 +1,213 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/gavelhq/gavel/record"
+)
+
+// SkippedLine is an input line an import left out.
+type SkippedLine struct {
+	File  string `json:"file"`
+	Line  int    `json:"line"`
+	Error string `json:"error"`
+}
+
+// IngestResult is what an import of record files did; marshalled, it is
+// ingest's --json output.
+type IngestResult struct {
+	ResultVersion int `json:"result_version"`
+	*record.ImportResult
+	Skipped []SkippedLine `json:"skipped"`
+	// Total is the store's records after the import.
+	Total int `json:"total_records"`
+}
+
+// Ingest imports record files in one transaction: nothing is kept when
+// one fails (opt.SkipInvalid leaves invalid lines out instead).
+func Ingest(ctx context.Context, st record.Store, dec record.Decoder, files []string, opt record.ImportOptions) (*IngestResult, error) {
+	var res *record.ImportResult
+	err := st.Import(ctx, func(w record.Writer) error {
+		var err error
+		res, err = record.Import(ctx, w, dec, files, opt)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %w (nothing was imported)", err)
+	}
+	out := &IngestResult{ResultVersion: ResultVersion, ImportResult: res, Skipped: []SkippedLine{}}
+	for _, s := range res.Skipped {
+		out.Skipped = append(out.Skipped, SkippedLine{File: s.File, Line: s.Line, Error: s.Err.Error()})
+	}
+	var counter record.StatsCounter
+	if err := st.Records(ctx, record.Filter{}, func(r *record.Record) error { counter.Add(r); return nil }); err != nil {
+		return nil, err
+	}
+	out.Total = counter.Stats().Total
+	return out, nil
+}
+
+// WriteText says what was imported.
+func (r *IngestResult) WriteText(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "imported %d new records, %d already present, %d skipped, from %d lines in %d file(s); the store holds %d records\n",
+		r.Inserted, r.Unchanged, len(r.Skipped), r.Lines, len(r.Files), r.Total)
+	return err
+}
+
+// Warnings name the lines left out.
+func (r *IngestResult) Warnings() []string {
+	var ws []string
+	for _, s := range r.Skipped {
+		ws = append(ws, fmt.Sprintf("skipped %s:%d: %s", s.File, s.Line, s.Error))
+	}
+	return ws
+}
+
+// PartSummary is one part of a split.
+type PartSummary struct {
+	Records int `json:"records"`
+	Pass    int `json:"pass"`
+	Fail    int `json:"fail"`
+	Groups  int `json:"groups"`
+}
+
+// SplitResult is a split's parameters and parts; marshalled, it is split
+// and split show's --json output.
+type SplitResult struct {
+	ResultVersion int                         `json:"result_version"`
+	Name          string                      `json:"name"`
+	Spec          record.SplitSpec            `json:"spec"`
+	Total         int                         `json:"total"`
+	Parts         map[record.Part]PartSummary `json:"parts"`
+}
+
+// MakeSplit makes a split of the stored records (replacing one of the
+// same name only when replace is set) and describes it.
+func MakeSplit(ctx context.Context, st record.Store, spec record.SplitSpec, replace bool) (*SplitResult, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	var members []record.Member
+	err := st.Records(ctx, record.Filter{ExcludeStatus: spec.ExcludeStatus}, func(r *record.Record) error {
+		members = append(members, record.MemberOf(r))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s, err := record.MakeSplit(members, spec)
+	if err != nil {
+		return nil, fmt.Errorf("split %s: %w", spec.Name, err)
+	}
+	if err := st.SaveSplit(ctx, s, replace); errors.Is(err, record.ErrExists) {
+		return nil, fmt.Errorf("%w: give --replace to make it anew", err)
+	} else if err != nil {
+		return nil, err
+	}
+	return ShowSplit(ctx, st, spec.Name)
+}
+
+// ShowSplit describes a stored split: records, labels and groups by part.
+func ShowSplit(ctx context.Context, st record.Store, name string) (*SplitResult, error) {
+	s, err := st.Split(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	out := &SplitResult{ResultVersion: ResultVersion, Name: name, Spec: s.Spec, Parts: map[record.Part]PartSummary{}}
+	groups := map[record.Part]map[string]bool{}
+	for _, p := range record.Parts {
+		groups[p] = map[string]bool{}
+		out.Parts[p] = PartSummary{}
+	}
+	err = st.Records(ctx, record.Filter{Split: name}, func(r *record.Record) error {
+		p := s.Assign[r.ID]
+		ps := out.Parts[p]
+		ps.Records++
+		if r.Outcome.Label == record.Pass {
+			ps.Pass++
+		} else {
+			ps.Fail++
+		}
+		if r.Group != "" && !groups[p][r.Group] {
+			groups[p][r.Group] = true
+			ps.Groups++
+		}
+		out.Parts[p] = ps
+		out.Total++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// DescribeSplit is a split's parameters in words.
+func DescribeSplit(s record.SplitSpec) string {
+	how := fmt.Sprintf("seed %d, stratified by label, groups kept whole", s.Seed)
+	if s.ByTime {
+		how = "by time, oldest in train, groups kept whole"
+	}
+	d := fmt.Sprintf("train %.2f, val %.2f, test %.2f; %s", s.Train, s.Val, s.Test, how)
+	if len(s.ExcludeStatus) > 0 {
+		d += fmt.Sprintf("; without %v", s.ExcludeStatus)
+	}
+	return d
+}
+
+// WriteText writes the split's parameters and a table of its parts.
+func (r *SplitResult) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	p.f("split %s: %d records; %s\n", r.Name, r.Total, DescribeSplit(r.Spec))
+	tw := p.table(true)
+	fmt.Fprintln(tw, "part\trecords\tpass\tfail\tgroups\t")
+	for _, part := range record.Parts {
+		ps := r.Parts[part]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\n", part, ps.Records, ps.Pass, ps.Fail, ps.Groups)
+	}
+	p.flush(tw)
+	return p.err
+}
+
+// SplitList is the stored splits (split list); marshalled, a JSON array.
+type SplitList []record.SplitSpec
+
+// WriteText writes one split a line.
+func (l SplitList) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	for _, s := range l {
+		p.f("%s\t%s\n", s.Name, DescribeSplit(s))
+	}
+	return p.err
+}
+
+// RecordStatsResult is the records' totals (records stats).
+type RecordStatsResult struct {
+	ResultVersion int `json:"result_version"`
+	record.Stats
+}
+
+// RecordStats counts the records a filter selects.
+func RecordStats(ctx context.Context, st record.Store, f record.Filter) (*RecordStatsResult, error) {
+	var c record.StatsCounter
+	if err := st.Records(ctx, f, func(r *record.Record) error { c.Add(r); return nil }); err != nil {
+		return nil, err
+	}
+	return &RecordStatsResult{ResultVersion: ResultVersion, Stats: c.Stats()}, nil
+}
+
+// WriteText writes the totals.
+func (r *RecordStatsResult) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	tw := p.table(false)
+	fmt.Fprintf(tw, "records\t%d\n", r.Total)
+	fmt.Fprintf(tw, "label\t%s\n", Counts(r.ByLabel, "-"))
+	fmt.Fprintf(tw, "status\t%s\n", Counts(r.ByStatus, "-"))
+	fmt.Fprintf(tw, "source\t%s\n", Counts(r.BySource, "-"))
+	fmt.Fprintf(tw, "groups\t%d (and %d records without a group)\n", r.Groups, r.Ungrouped)
+	p.flush(tw)
+	return p.err
+}
