@@ -1,6 +1,8 @@
 package run
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -210,4 +212,106 @@ func (r *ReviewAgreementResult) WriteText(w io.Writer) error {
 		p.f("%s\n", pa)
 	}
 	return p.err
+}
+
+// DryRunResult is what a run would send (--dry-run); its field names are a
+// contract.
+type DryRunResult struct {
+	DryRun bool            `json:"dry_run"`
+	Lines  []*llm.PlanLine `json:"lines"`
+	Total  llm.PlanLine    `json:"total"`
+}
+
+// NewDryRun is the plan's lines and total.
+func NewDryRun(plan *llm.Plan) *DryRunResult {
+	total := plan.Total()
+	if plan.Lines == nil {
+		plan.Lines = []*llm.PlanLine{} // a run that calls no model
+	}
+	return &DryRunResult{DryRun: true, Lines: plan.Lines, Total: total}
+}
+
+// WriteText writes a table of the calls by role and stage.
+func (r *DryRunResult) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	tw := p.table(true)
+	fmt.Fprintln(tw, "role\tstage\tmodel\tcalls\tcached\tto send\tinput tokens\toutput tokens (max)\tcost\t")
+	row := func(l *llm.PlanLine) {
+		calls := fmt.Sprint(l.Calls)
+		if !l.Exact {
+			calls = "at most " + calls
+		}
+		cost := "no price"
+		if l.Priced {
+			cost = llm.Dollars(l.Cost.Low) + " to " + llm.Dollars(l.Cost.High)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t\n", l.Role, l.Stage, l.Model, calls, l.Cached, l.ToSend,
+			l.InputTokens, l.OutputTokensMax, cost)
+	}
+	for _, l := range r.Lines {
+		row(l)
+	}
+	row(&r.Total)
+	p.flush(tw)
+	return p.err
+}
+
+// AskResult is one model call's answer (ask).
+type AskResult struct {
+	Key          string          `json:"key"`
+	Model        string          `json:"model"`
+	Text         string          `json:"text"`
+	JSON         json.RawMessage `json:"json,omitempty"`
+	Invalid      bool            `json:"invalid"`
+	ParseError   string          `json:"parse_error,omitempty"`
+	Usage        llm.Usage       `json:"usage"`
+	Cost         float64         `json:"cost_usd"`
+	Priced       bool            `json:"priced"`
+	LatencyMS    int64           `json:"latency_ms"`
+	Cached       bool            `json:"cached"`
+	Attempts     int             `json:"attempts"`
+	ModelVersion string          `json:"model_version,omitempty"`
+}
+
+// Ask makes one model call through the client (its cache and limits).
+func Ask(ctx context.Context, client llm.Client, req *llm.Request) (*AskResult, error) {
+	key, err := llm.Key(req)
+	if err != nil {
+		return nil, deploy.Errorf(deploy.Invalid, "%v", err)
+	}
+	resp, err := client.Complete(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &AskResult{Key: key, Model: req.Model, Text: resp.Text, JSON: resp.JSON, Invalid: resp.Invalid,
+		ParseError: resp.ParseError, Usage: resp.Usage, Cost: resp.Cost, Priced: resp.Priced,
+		LatencyMS: resp.Latency.Milliseconds(), Cached: resp.Cached, Attempts: resp.Attempts, ModelVersion: resp.ModelVersion}, nil
+}
+
+// WriteText writes the answer: its JSON when it has one, else its text.
+func (r *AskResult) WriteText(w io.Writer) error {
+	text := r.Text
+	if len(r.JSON) > 0 {
+		text = string(r.JSON)
+	}
+	_, err := fmt.Fprintln(w, text)
+	return err
+}
+
+// Usage is the call's usage, cost, latency and source in words.
+func (r *AskResult) UsageText() string {
+	from := "sent"
+	if r.Cached {
+		from = "from the cache, no call made"
+	}
+	cost := fmt.Sprintf("$%.6f", r.Cost)
+	if !r.Priced {
+		cost = "no price for this model"
+	}
+	s := fmt.Sprintf("%s: %d input tokens (%d cached), %d output tokens; %s; %d ms; %d attempt(s); %s",
+		r.Model, r.Usage.InputTokens, r.Usage.CachedTokens, r.Usage.OutputTokens, cost, r.LatencyMS, r.Attempts, from)
+	if r.Invalid {
+		s += "\nthe answer does not fit the schema: " + r.ParseError
+	}
+	return s
 }

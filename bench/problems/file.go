@@ -1,10 +1,15 @@
 package problems
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
+
+	bexec "github.com/gavelhq/gavel/bench/exec"
 )
 
 // loaders read a problems file by language.
@@ -56,3 +61,46 @@ func LoadFile(file, lang string) ([]*Problem, error) {
 	}
 	return ps, err
 }
+
+// RunPath runs a program the way the benchmarks do: for lang "python" the
+// script at path, for "go" the package (with its tests) in the folder at
+// path, compiled offline in the embedded module. A wrong lang is an error
+// wrapping ErrLanguage; a folder without Go files, ErrNoGoFiles.
+func RunPath(ctx context.Context, lang, path string, lim bexec.Limits) (*bexec.Result, error) {
+	switch lang {
+	case "python":
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return bexec.Python(ctx, string(b), lim)
+	case "go":
+		files := map[string]string{}
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".go") {
+				b, err := os.ReadFile(filepath.Join(path, e.Name()))
+				if err != nil {
+					return nil, err
+				}
+				files[e.Name()] = string(b)
+			}
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("%s: %w", path, ErrNoGoFiles)
+		}
+		mod, err := NewGoModule()
+		if err != nil {
+			return nil, err
+		}
+		defer mod.Close()
+		return mod.Test(ctx, files, lim)
+	}
+	return nil, &LanguageError{File: path, Asked: lang}
+}
+
+// ErrNoGoFiles is a Go package folder without .go files.
+var ErrNoGoFiles = errors.New("the folder holds no .go files")

@@ -2,6 +2,7 @@ package problems_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"sync"
@@ -165,5 +166,15 @@ func TestErrataNameLoadedProblems(t *testing.T) {
 		if !found[id] {
 			t.Errorf("erratum %s names no loaded problem", id)
 		}
+	}
+}
+
+func TestRunPathRefusesWhatItCannotRun(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := problems.RunPath(context.Background(), "rust", dir, bexec.Limits{}); !errors.Is(err, problems.ErrLanguage) {
+		t.Fatalf("lang rust: err = %v, want ErrLanguage", err)
+	}
+	if _, err := problems.RunPath(context.Background(), "go", dir, bexec.Limits{}); !errors.Is(err, problems.ErrNoGoFiles) {
+		t.Fatalf("an empty folder: err = %v, want ErrNoGoFiles", err)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/run"
 )
 
 type askFlags struct {
@@ -21,22 +21,6 @@ type askFlags struct {
 	maxTokens   int
 	seed        int64
 	sample      int
-}
-
-type askOutput struct {
-	Key          string          `json:"key"`
-	Model        string          `json:"model"`
-	Text         string          `json:"text"`
-	JSON         json.RawMessage `json:"json,omitempty"`
-	Invalid      bool            `json:"invalid"`
-	ParseError   string          `json:"parse_error,omitempty"`
-	Usage        llm.Usage       `json:"usage"`
-	Cost         float64         `json:"cost_usd"`
-	Priced       bool            `json:"priced"`
-	LatencyMS    int64           `json:"latency_ms"`
-	Cached       bool            `json:"cached"`
-	Attempts     int             `json:"attempts"`
-	ModelVersion string          `json:"model_version,omitempty"`
 }
 
 func (a *app) askCmd() *cobra.Command {
@@ -109,38 +93,13 @@ func (a *app) ask(cmd *cobra.Command, prompt string, f *askFlags, hasTemp, hasSe
 	if err != nil {
 		return err
 	}
-	key, err := llm.Key(req)
-	if err != nil {
-		return usageError{err}
-	}
-	resp, err := svc.Complete(ctx, req)
+	res, err := run.Ask(ctx, svc, req)
 	if err != nil {
 		return stopped(err, svc.Stats().Pending)
 	}
-	out := askOutput{Key: key, Model: req.Model, Text: resp.Text, JSON: resp.JSON, Invalid: resp.Invalid,
-		ParseError: resp.ParseError, Usage: resp.Usage, Cost: resp.Cost, Priced: resp.Priced,
-		LatencyMS: resp.Latency.Milliseconds(), Cached: resp.Cached, Attempts: resp.Attempts, ModelVersion: resp.ModelVersion}
-	if a.json {
-		return a.writeJSON(out)
+	if err := a.output(res); err != nil {
+		return err
 	}
-	text := resp.Text
-	if len(resp.JSON) > 0 {
-		text = string(resp.JSON)
-	}
-	fmt.Fprintln(a.stdout, text)
-	from := "sent"
-	if resp.Cached {
-		from = "from the cache, no call made"
-	}
-	cost := fmt.Sprintf("$%.6f", resp.Cost)
-	if !resp.Priced {
-		cost = "no price for this model"
-	}
-	fmt.Fprintf(a.stderr, "%s: %d input tokens (%d cached), %d output tokens; %s; %d ms; %d attempt(s); %s\n",
-		req.Model, resp.Usage.InputTokens, resp.Usage.CachedTokens, resp.Usage.OutputTokens, cost,
-		resp.Latency.Milliseconds(), resp.Attempts, from)
-	if resp.Invalid {
-		fmt.Fprintf(a.stderr, "the answer does not fit the schema: %s\n", resp.ParseError)
-	}
+	fmt.Fprintln(a.stderr, res.UsageText())
 	return nil
 }

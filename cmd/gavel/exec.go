@@ -1,10 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,44 +30,15 @@ failed, build_error, timeout, resource_limit or crashed, with timings, the captu
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			path := argv[0]
 			lim.AddressSpace = memMiB << 20
-			var res *bexec.Result
-			switch lang {
-			case "python":
-				b, err := os.ReadFile(path)
-				if err != nil {
-					return err
-				}
-				if res, err = bexec.Python(cmd.Context(), string(b), lim); err != nil {
-					return err
-				}
-			case "go":
-				files := map[string]string{}
-				entries, err := os.ReadDir(path)
-				if err != nil {
-					return err
-				}
-				for _, e := range entries {
-					if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".go") {
-						b, err := os.ReadFile(filepath.Join(path, e.Name()))
-						if err != nil {
-							return err
-						}
-						files[e.Name()] = string(b)
-					}
-				}
-				if len(files) == 0 {
-					return usagef("%s holds no .go files", path)
-				}
-				mod, err := problems.NewGoModule()
-				if err != nil {
-					return err
-				}
-				defer mod.Close()
-				if res, err = mod.Test(cmd.Context(), files, lim); err != nil {
-					return err
-				}
-			default:
+			res, err := problems.RunPath(cmd.Context(), lang, path, lim)
+			if errors.Is(err, problems.ErrLanguage) {
 				return usagef("--lang: want go or python")
+			}
+			if errors.Is(err, problems.ErrNoGoFiles) {
+				return usageError{err}
+			}
+			if err != nil {
+				return err
 			}
 			if err := a.writeJSON(res); err != nil {
 				return err

@@ -4,11 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/google/renameio/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -221,43 +220,30 @@ func (a *app) recordsExportCmd() *cobra.Command {
 	return cmd
 }
 
-// writeAtomic writes a file through a temporary file in the same folder,
-// renamed into place only when fn succeeds, so a failed or interrupted write
-// leaves no partial file. The name "-" writes to stdout.
+// writeAtomic writes a file through a temporary file (renameio), put in
+// place only when fn succeeds, so a failed or interrupted write leaves no
+// partial file. The name "-" writes to stdout.
 func writeAtomic(name string, stdout io.Writer, fn func(io.Writer) error) error {
 	if name == "-" {
-		bw := bufio.NewWriter(stdout)
-		if err := fn(bw); err != nil {
-			return err
-		}
-		return bw.Flush()
+		return writeBuffered(stdout, fn)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
+	pf, err := renameio.NewPendingFile(name, renameio.WithPermissions(0o644))
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name()) // after a successful rename this fails harmlessly
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
+	defer pf.Cleanup() // after the rename it does nothing
+	if err := writeBuffered(pf, fn); err != nil {
 		return err
 	}
-	bw := bufio.NewWriter(tmp)
+	return pf.CloseAtomicallyReplace()
+}
+
+func writeBuffered(w io.Writer, fn func(io.Writer) error) error {
+	bw := bufio.NewWriter(w)
 	if err := fn(bw); err != nil {
-		tmp.Close()
 		return err
 	}
-	if err := bw.Flush(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
+	return bw.Flush()
 }
 
 func (a *app) recordsOutcomesCmd() *cobra.Command {
