@@ -57,3 +57,40 @@ func EnqueueModelCalls(ctx context.Context, c *Client, pending []*llm.Entry, bas
 	}
 	return enqueue(ctx, c, args)
 }
+
+// RunPending makes one unit of every request pending in the cache, waits
+// until all have ended (progress, when set, is told how many), and checks
+// that each got its answer: a request still pending would come round
+// again for ever. It returns how many units it enqueued.
+func (r *Runner) RunPending(ctx context.Context, cache llm.Cache, baseURL map[string]string, enqueued func(n int), progress func(done, total int)) error {
+	var pending []*llm.Entry
+	if err := cache.Pending(ctx, func(e *llm.Entry) error {
+		pending = append(pending, e)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if len(pending) == 0 {
+		return fmt.Errorf("the command stopped with requests pending, but the store has none")
+	}
+	ids, err := EnqueueModelCalls(ctx, r.Client, pending, baseURL)
+	if err != nil {
+		return err
+	}
+	if enqueued != nil {
+		enqueued(len(ids))
+	}
+	if err := r.Wait(ctx, ids, progress); err != nil {
+		return err
+	}
+	for _, e := range pending {
+		got, err := cache.Get(ctx, e.Key)
+		if err != nil {
+			return err
+		}
+		if got != nil && got.Response == nil {
+			return fmt.Errorf("request %.12s (%s) is still pending after its unit completed", e.Key, e.Model)
+		}
+	}
+	return nil
+}

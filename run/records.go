@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/gavelhq/gavel/codehost"
 	"github.com/gavelhq/gavel/record"
 )
 
@@ -209,5 +210,34 @@ func (r *RecordStatsResult) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "source\t%s\n", Counts(r.BySource, "-"))
 	fmt.Fprintf(tw, "groups\t%d (and %d records without a group)\n", r.Groups, r.Ungrouped)
 	p.flush(tw)
+	return p.err
+}
+
+// ImportResult is what an import from a code host did (import github,
+// import gerrit): the records and outcome versions it stored and, for
+// GitHub, the requests it made.
+type ImportResult struct {
+	ResultVersion int `json:"result_version"`
+	*codehost.GitHubResult
+	// Repository is GitHub's OWNER/NAME; Server, Gerrit's URL.
+	Repository  string `json:"repository,omitempty"`
+	Server      string `json:"server,omitempty"`
+	Requests    int64  `json:"requests"`
+	Conditional int64  `json:"conditional_requests"`
+	NotModified int64  `json:"not_modified"`
+}
+
+// WriteText writes the counts.
+func (r *ImportResult) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	if r.Server != "" {
+		p.f("%s: %d changes, %d matched: %d records new, %d unchanged, %d new outcome versions, %d revisions\n",
+			r.Server, r.PullRequests, r.Matched, r.Inserted, r.Unchanged, r.NewOutcomes, r.Revisions)
+		return p.err
+	}
+	p.f("%s: %d pull requests, %d matched: %d records new, %d unchanged, %d new outcome versions, %d revisions\n",
+		r.Repository, r.PullRequests, r.Matched, r.Inserted, r.Unchanged, r.NewOutcomes, r.Revisions)
+	p.f("%d requests, %d conditional, %d not modified; %d waits for the rate limit\n",
+		r.Requests, r.Conditional, r.NotModified, r.RateWaits)
 	return p.err
 }

@@ -12,9 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gavelhq/gavel/acr"
-	bexec "github.com/gavelhq/gavel/bench/exec"
 	"github.com/gavelhq/gavel/bench/problems"
-	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/queue"
 	"github.com/gavelhq/gavel/report"
@@ -107,126 +105,51 @@ func (a *app) loadInstructions(file, format string, limit int) ([]*acr.Instructi
 	return ins, nil
 }
 
-// acrSetup is what a round or a check needs.
+// acrSetup is what a round or a check needs: the round's machinery and
+// the open store.
 type acrSetup struct {
-	// urls are the models' servers, where given.
-	urls   map[string]string
-	db     store.Store
-	client *llm.Router
-	box    *acr.Sandbox
-	round  *acr.Round
-	sys    string
+	*run.ACR
+	db store.Store
 }
 
 func (s *acrSetup) close() {
-	if s.box != nil {
-		s.box.Close()
-	}
-	if s.db != nil {
-		s.db.Close()
-	}
+	s.ACR.Close()
+	s.db.Close()
 }
 
-func (a *app) acrSetup(ctx context.Context, f *acrFlags, prog *stageProgress) (*acrSetup, error) {
+func (a *app) acrSetup(ctx context.Context, f *acrFlags, progress func(stage string, done, total int)) (*acrSetup, error) {
 	f.models()
-	if f.n < 1 || f.jobs < 1 || f.round < 1 {
-		return nil, usagef("--n, --jobs and --round must be at least 1")
-	}
 	ins, err := a.loadInstructions(f.instructions, f.format, f.limit)
 	if err != nil {
 		return nil, err
-	}
-	pw, err := judge.Load(f.pointwise)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	pp, err := judge.Load(f.pairwise)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	weights, err := acr.ParseWeights(f.weights, pw)
-	if err != nil {
-		return nil, usagef("--weights: %v", err)
-	}
-	ties, err := acr.ParseTies(f.ties)
-	if err != nil {
-		return nil, usagef("--ties: %v", err)
 	}
 	system, err := f.system()
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range []struct{ model, flag string }{{f.generator, "--generator"}, {f.judgeModel, "--judge-model"}, {f.criticModel, "--critic-model"}} {
-		if strings.TrimSpace(m.model) == "" {
-			return nil, usagef("%s (or --model, or GAVEL_MODEL) is required: PROVIDER:NAME such as openai:gpt-4o, or sim for the simulated world", m.flag)
-		}
-		if _, _, err := llm.ParseModel(m.model); err != nil {
-			return nil, usageError{err}
-		}
-	}
-	reg := registry()
 	db, err := a.openStore(ctx)
 	if err != nil {
 		return nil, err
 	}
-	lim := bexec.Limits{Wall: f.programTimeout}
-	s := &acrSetup{db: db, box: &acr.Sandbox{Limits: lim}}
-	// Each role's model at its server's base URL: the generator is often
-	// a local server (the model in training), the judge and the critic
-	// hosted models of the same provider kind.
-	s.client = modelRouter(db, reg, f.mf)
-	for _, r := range []struct{ model, url string }{{f.generator, f.generatorURL}, {f.judgeModel, f.judgeURL}, {f.criticModel, f.criticURL}} {
-		if r.url == "" {
-			r.url = f.mf.baseURL
-		}
-		if err := s.client.Route(r.model, r.url); err != nil {
-			s.close()
-			return nil, usageError{err}
-		}
-		if f.mf.dryRun {
-			continue // nothing is sent
-		}
-		if _, err := s.client.Client(r.model, r.url); err != nil {
-			s.close()
-			return nil, err
+	cfg := run.ACRConfig{Round: f.round, Generator: f.generator, JudgeModel: f.judgeModel, CriticModel: f.criticModel,
+		GeneratorURL: f.generatorURL, JudgeURL: f.judgeURL, CriticURL: f.criticURL, System: system,
+		N: f.n, Temperature: f.temperature, MaxTokens: f.maxTokens, Pointwise: f.pointwise, Pairwise: f.pairwise, Weights: f.weights,
+		ExecWeight: f.execWeight, Ties: f.ties, Concurrency: f.mf.concurrency, Jobs: f.jobs, ProgramTimeout: f.programTimeout,
+		DryRun: f.mf.dryRun, Progress: progress}
+	for _, u := range []*string{&cfg.GeneratorURL, &cfg.JudgeURL, &cfg.CriticURL} {
+		if *u == "" {
+			*u = f.mf.baseURL
 		}
 	}
-	s.urls = s.client.URLs()
-	cfg := acr.Config{Round: f.round, Generator: f.generator, JudgeModel: f.judgeModel, CriticModel: f.criticModel, System: system,
-		N: f.n, Temperature: f.temperature, MaxTokens: f.maxTokens, Pointwise: pw, Pairwise: pp, Weights: weights,
-		ExecWeight: f.execWeight, Ties: ties, Concurrency: f.mf.concurrency, Executions: f.jobs, Progress: prog.update}
-	var ex acr.Executor = s.box
 	if !f.noExecCache {
-		ex = &acr.Cached{Exec: s.box, Cache: db.Executions(), Limits: lim}
+		cfg.Executions = db.Executions()
 	}
-	if s.round, err = acr.NewRound(cfg, s.client, ex, ins); err != nil {
-		s.close()
-		return nil, usageError{err}
+	m, err := run.PrepareACR(cfg, modelRouter(db, registry(), f.mf), ins)
+	if err != nil {
+		db.Close()
+		return nil, err
 	}
-	return s, nil
-}
-
-// stageProgress shows each stage's progress on stderr.
-type stageProgress struct {
-	a     *app
-	stage string
-	p     *progress
-}
-
-func (sp *stageProgress) update(stage string, done, total int) {
-	if sp.stage != stage {
-		if sp.p != nil {
-			sp.p.done()
-		}
-		sp.stage, sp.p = stage, sp.a.newProgress("acr "+stage, total)
-	}
-	sp.p.update(done)
-}
-
-func (sp *stageProgress) done() {
-	if sp.p != nil {
-		sp.p.done()
-	}
+	return &acrSetup{ACR: m, db: db}, nil
 }
 
 type acrRoundFlags struct {
@@ -242,42 +165,8 @@ func (a *app) acrCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "acr --instructions FILE --generator M --judge-model M2 --critic-model M3 --n 7 -o ROUND.jsonl",
 		Short: "Build SFT data with judges (RefineCoder's Adaptive Critique Refinement): one round",
-		Long: `One round of Adaptive Critique Refinement. For each instruction the generator
-samples --n answers (sample indexes 1..n, so the cache keeps them apart). The code
-in each answer runs in the sandbox (with the instruction's tests, else a build or
-load check), and the pointwise judge grades each answer on its criteria.
-
-The composite score of an answer is
-    composite = e * x + (1 - e) * judged
-where x is 1 when the code passes its tests (without tests: builds and loads)
-and 0 otherwise, judged is the weighted mean of the criteria scores, each
-normalised from the judge's scale to 0..1 (--weights; an invalid judge answer
-counts 0), and e is --exec-weight (0.5: every working answer ranks at or above
-every broken one). The best answer is the highest composite; ties go to the
-earlier sample. Without a language nothing runs and the composite is judged.
-
-The best answer meets the reference: the executor decides when exactly one of
-the two works. Otherwise the pairwise judge, run with the sample as answer A and
-again as answer B, decides: both orders agreeing, or one order and a tie, pick
-that side; opposite picks (position bias) are a tie; an invalid answer leaves
-the other order to decide. A tie goes to --ties (default sample: an answer as
-good as the reference, as far as the executor and the judge can tell, needs no
-critique).
-
-The sample winning makes a single-turn record (instruction -> sample); the
-reference winning makes the critic explain why the sample falls short, and a
-two-turn record (instruction -> sample -> critique -> reference), the sample's
-turn with weight 0 so trainers that read OpenAI's fine-tuning format leave it out
-of the loss. Records go to -o as chat JSONL ("messages" with roles); one lineage
-line per instruction goes to --lineage (round, id, branch, scores, executor
-results, judge answers, models and versions, prompt versions).
-
-Every model call goes through the cache, and every program's result through the
-execution cache: a rerun makes no call and runs nothing, a killed run resumes,
-and --offline stops at a stage boundary for 'gavel batch'. Each role's model has
-its own service (--generator-base-url etc.); --max-cost applies to each.`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.acrRound(cmd, &o) },
+		Args:  args(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return a.acrRound(cmd, &o) },
 	}
 	o.f.register(a, cmd, modelUse{queue: queueOwn,
 		queueUsage: "spread the instructions over 'gavel worker' processes through the store's work queue (PostgreSQL), one unit per instruction (its samples, runs, scores, comparison and critique); this command works units too"})
@@ -297,8 +186,8 @@ func (a *app) acrRound(cmd *cobra.Command, o *acrRoundFlags) error {
 	if o.lineage == "" {
 		o.lineage = strings.TrimSuffix(o.out, ".jsonl") + ".lineage.jsonl"
 	}
-	prog := &stageProgress{a: a}
-	s, err := a.acrSetup(cmd.Context(), &o.f, prog)
+	update, done := a.stageProgress("acr")
+	s, err := a.acrSetup(cmd.Context(), &o.f, update)
 	if err != nil {
 		return err
 	}
@@ -309,7 +198,7 @@ func (a *app) acrRound(cmd *cobra.Command, o *acrRoundFlags) error {
 			return usagef("--dry-run sends nothing: leave out --queue and --batch")
 		}
 		return a.dryRun(cmd.Context(), &o.f.mf, s.db, func(p *llm.Plan, c llm.Cache) error {
-			return s.round.Plan(cmd.Context(), p, c)
+			return s.Round.Plan(cmd.Context(), p, c)
 		})
 	}
 	if o.f.mf.queue {
@@ -317,29 +206,29 @@ func (a *app) acrRound(cmd *cobra.Command, o *acrRoundFlags) error {
 			return err
 		}
 	}
-	err = s.round.Run(cmd.Context())
-	prog.done()
+	err = s.Round.Run(cmd.Context())
+	done()
 	if err != nil {
-		return stopped(err, s.client.Stats().Pending)
+		return stopped(err, s.Client.Stats().Pending)
 	}
 	simulated := o.f.simulated()
 	if err := writeAtomic(o.out, a.stdout, func(w io.Writer) error {
-		return s.round.Write(w, io.Discard, simulated)
+		return s.Round.Write(w, io.Discard, simulated)
 	}); err != nil {
 		return err
 	}
 	var lines []acr.Lineage
-	for _, it := range s.round.Items {
-		lines = append(lines, s.round.Lineage(it, simulated))
+	for _, it := range s.Round.Items {
+		lines = append(lines, s.Round.Lineage(it, simulated))
 	}
 	if err := writeAtomic(o.lineage, a.stdout, func(w io.Writer) error {
-		return s.round.Write(io.Discard, w, simulated)
+		return s.Round.Write(io.Discard, w, simulated)
 	}); err != nil {
 		return err
 	}
 	if o.next != "" {
 		if err := writeAtomic(o.next, a.stdout, func(w io.Writer) error {
-			return acr.WriteInstructions(w, s.round.NextInstructions())
+			return acr.WriteInstructions(w, s.Round.NextInstructions())
 		}); err != nil {
 			return err
 		}
@@ -349,7 +238,7 @@ func (a *app) acrRound(cmd *cobra.Command, o *acrRoundFlags) error {
 		Sources: []string{o.f.instructions}, Rounds: []*acr.RoundStats{stats}}); err != nil {
 		return err
 	}
-	calls := s.client.Stats()
+	calls := s.Client.Stats()
 	a.printCalls(calls)
 	return a.output(&run.ACRRoundResult{ResultVersion: run.ResultVersion, Round: o.f.round, Output: o.out, Lineage: o.lineage,
 		Simulated: simulated, Stats: stats, Calls: calls, Seconds: time.Since(start).Seconds()})
@@ -379,10 +268,10 @@ func (a *app) acrThroughQueue(ctx context.Context, s *acrSetup, f *acrFlags) err
 	}
 	defer stop()
 	var ins []*acr.Instruction
-	for _, it := range s.round.Items {
+	for _, it := range s.Round.Items {
 		ins = append(ins, it.Instruction)
 	}
-	ids, err := queue.EnqueueACR(ctx, r.Client, queue.ACRUnits(s.round.Config(), ins, pw, pp, s.urls, f.programTimeout))
+	ids, err := queue.EnqueueACR(ctx, r.Client, queue.ACRUnits(s.Round.Config(), ins, pw, pp, s.Client.URLs(), f.programTimeout))
 	if err != nil {
 		return err
 	}
@@ -398,11 +287,7 @@ func (a *app) acrInstructionsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "instructions --from FILE --format humaneval|humaneval-x-go -o INSTRUCTIONS.jsonl",
 		Short: "Write an instructions file from HumanEval Python or HumanEval-X Go problems",
-		Long: `Turn problems with canonical solutions and tests into ACR instructions: the
-instruction asks for the function the problem declares, the reference answer is
-the canonical solution (complete, in a fenced block), and the tests are the
-problem's (Python: the check script; Go: the testify test file).`,
-		Args: args(cobra.NoArgs),
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" || format == "native" {
 				return usagef("acr instructions needs --from FILE, --format humaneval|humaneval-x-go and -o FILE")
@@ -438,21 +323,8 @@ func (a *app) acrCheckCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check --instructions FILE --generator M --judge-model M2 --n 7",
 		Short: "Check the pairwise judge against the tests: agreement and self-preference",
-		Long: `Where tests exist and separate an answer from the reference (one passes, the
-other does not), compare the pairwise judge's winner (both orders combined, as
-in a round) with the test winner. Reports the agreement rate with a bootstrap
-interval over instructions, and the share of disagreements in which the judge
-preferred the generated answer (self-preference). Flags agreement under
---min-agreement (85%) and self-preference over --max-self-preference (55%).
-
-Samples and executions are those of the round with the same settings (from the
-cache). By default every sample the tests separate is compared; --best compares
-only each instruction's best sample, as the round does.
-
-Exit code 0 whether or not the judge is flagged (read "flags" in --json), unless
---fail-on-flags makes a flag fail the command (exit 1), as a CI gate.`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.acrCheck(cmd, &o) },
+		Args:  args(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return a.acrCheck(cmd, &o) },
 	}
 	o.f.register(a, cmd, modelUse{})
 	fl := cmd.Flags()
@@ -467,24 +339,24 @@ Exit code 0 whether or not the judge is flagged (read "flags" in --json), unless
 }
 
 func (a *app) acrCheck(cmd *cobra.Command, o *acrCheckFlags) error {
-	prog := &stageProgress{a: a}
-	s, err := a.acrSetup(cmd.Context(), &o.f, prog)
+	update, done := a.stageProgress("acr")
+	s, err := a.acrSetup(cmd.Context(), &o.f, update)
 	if err != nil {
 		return err
 	}
 	defer s.close()
 	o.opt.AllSamples = !o.best
-	res, err := s.round.Check(cmd.Context(), o.opt)
-	prog.done()
+	res, err := s.Round.Check(cmd.Context(), o.opt)
+	done()
 	if err != nil {
-		return stopped(err, s.client.Stats().Pending)
+		return stopped(err, s.Client.Stats().Pending)
 	}
 	simulated := o.f.simulated()
 	if err := a.writeACRReport(o.reportFile, &report.ACRReport{Title: "ACR judge check: " + o.f.judgeModel, Simulated: simulated,
 		Sources: []string{o.f.instructions}, Check: res}); err != nil {
 		return err
 	}
-	calls := s.client.Stats()
+	calls := s.Client.Stats()
 	a.printCalls(calls)
 	if err := a.output(&run.ACRCheckResult{ResultVersion: run.ResultVersion, JudgeModel: o.f.judgeModel, Pairwise: o.f.pairwise,
 		Simulated: simulated, Check: res, Calls: calls}); err != nil {

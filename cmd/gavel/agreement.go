@@ -42,20 +42,7 @@ func (a *app) agreementCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "agreement FILE | agreement --reviews --judge J --model M",
 		Short: "Agreement and classification metrics between raters in a CSV or JSONL file, with intervals",
-		Long: `Compute agreement between two raters (--a and --b: observed agreement, Scott's pi,
-Cohen's kappa, Bennett's S, Krippendorff's alpha) and the classification of b
-against a as the reference (confusion matrix, per-class precision, recall and
-F1, MCC), each with a percentile bootstrap interval; or Krippendorff's alpha
-over several coders (--coders C1,C2,...; empty cells are missing values).
-
-FILE is CSV with a header line (.csv) or JSONL. --group COL resamples whole
-groups in the bootstrap. Rows where --a or --b is empty are left out and
-counted.
-
-With --reviews, compare the blind human reviews recorded through 'gavel serve'
-with the judge's versions and the changes' outcomes, pairwise (Scott's pi with
-intervals): the paper's blind review.`,
-		Args: args(cobra.MaximumNArgs(1)),
+		Args:  args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			if f.reviews {
 				if len(argv) > 0 {

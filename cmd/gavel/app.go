@@ -152,14 +152,8 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 
 func (a *app) rootCmd() *cobra.Command {
 	root := &cobra.Command{
-		Use:   "gavel",
-		Short: "Calibrate, benchmark and use LLM judges of machine-written code",
-		Long: `gavel keeps LLM judges of machine-written code honest with what a team already
-records: it calibrates a judge's prompt from workflow outcomes (tests passed or
-failed, changes landed or abandoned), benchmarks judges on programs of known
-quality, and builds training data with judges.
-
-Exit codes: 0 done, 1 failed, 2 usage, 3 stopped with pending model calls.`,
+		Use:               "gavel",
+		Short:             "Calibrate, benchmark and use LLM judges of machine-written code",
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
@@ -218,6 +212,7 @@ Exit codes: 0 done, 1 failed, 2 usage, 3 stopped with pending model calls.`,
 		a.reportOutcomeCmd(),
 		a.versionCmd(),
 	)
+	setHelp(root)
 	return root
 }
 
@@ -308,4 +303,16 @@ func cliWording(err error) error {
 		flag = strings.ReplaceAll(de.Field, "_", "-")
 	}
 	return flagError{strings.Replace(err.Error(), de.Msg, "--"+flag+": "+rest, 1), err}
+}
+
+// withStore is a RunE that runs fn with the store --db names open.
+func (a *app) withStore(fn func(cmd *cobra.Command, argv []string, db store.Store) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, argv []string) error {
+		db, err := a.openStore(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		return fn(cmd, argv, db)
+	}
 }

@@ -28,13 +28,7 @@ func (a *app) askCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ask PROMPT",
 		Short: "Ask a model one question, to check a set-up (through the cache and limits)",
-		Long: `Ask a model one question and print the answer (stdout) and its usage (stderr),
-through the same cache, limits and retries as every model call gavel makes. A
-second identical ask is answered from the cache. PROMPT "-" reads standard input.
-
-  gavel ask --model openai:qwen2.5-coder --base-url http://127.0.0.1:8000/v1 "hi"
-  gavel ask --model anthropic:claude-sonnet-4-5 --schema verdict.json "Is 2 prime?"`,
-		Args: args(cobra.ExactArgs(1)),
+		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			return a.ask(cmd, argv[0], &f, cmd.Flags().Changed("temperature"), cmd.Flags().Changed("seed"))
 		},

@@ -13,17 +13,14 @@ import (
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/run"
+	"github.com/gavelhq/gavel/store"
 )
 
 func (a *app) batchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "batch",
 		Short: "Move model calls through batch files: export pending requests, import answers",
-		Long: `Model calls that an --offline run could not make are stored as pending. Export
-them as a batch file, run it (OpenAI Batch API, vLLM's run_batch, or Anthropic
-Message Batches), import the results into the cache, and run the command again:
-it continues from the answers without sending anything.`,
-		Args: args(cobra.NoArgs),
+		Args:  args(cobra.NoArgs),
 	}
 	cmd.AddCommand(a.batchExportCmd(), a.batchImportCmd(), a.batchSubmitCmd(), a.batchStatusCmd(), a.batchCollectCmd())
 	return cmd
@@ -39,18 +36,13 @@ func (a *app) cacheCmd() *cobra.Command {
 		Use:   "stats",
 		Short: "Entries, tokens, cost paid and cost saved by cache hits, per model",
 		Args:  args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer db.Close()
+		RunE: a.withStore(func(cmd *cobra.Command, _ []string, db store.Store) error {
 			s, err := db.Cache().Stats(cmd.Context())
 			if err != nil {
 				return err
 			}
 			return a.output(&run.CacheStatsResult{ResultVersion: run.ResultVersion, CacheStats: s})
-		},
+		}),
 	}
 	cmd.AddCommand(stats)
 	return cmd
@@ -81,12 +73,7 @@ func (a *app) batchSubmitCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "submit --provider openai|anthropic",
 		Short: "Send the pending requests to the provider's batch API (half price; results within 24 hours)",
-		Long: `Upload the pending requests of one provider (those of an --offline run) to its
-batch API through the official SDK: OpenAI's Files and Batches, or Anthropic's
-Message Batches. The batch's id is kept in the store; requests already in a
-batch not yet collected are not sent again. Then 'gavel batch status' and
-'gavel batch collect', and run the command again.`,
-		Args: args(cobra.NoArgs),
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !slices.Contains(llm.BatchProviders(registry()), provider) {
 				return usagef("--provider: one of %s", strings.Join(llm.BatchProviders(registry()), ", "))
@@ -126,13 +113,8 @@ func (a *app) batchStatusCmd() *cobra.Command {
 		Use:   "status",
 		Short: "Show the batches submitted, asking the provider about those not yet collected",
 		Args:  args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: a.withStore(func(cmd *cobra.Command, _ []string, db store.Store) error {
 			ctx := cmd.Context()
-			db, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
 			all, err := db.Batches(ctx)
 			if err != nil {
 				return err
@@ -153,7 +135,7 @@ func (a *app) batchStatusCmd() *cobra.Command {
 				all[i].BatchState = *st
 			}
 			return a.output(&run.BatchStatusResult{ResultVersion: run.ResultVersion, Batches: all})
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&baseURL, "base-url", "", "the provider's base URL (default OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the provider's)")
 	return cmd
@@ -165,13 +147,8 @@ func (a *app) batchCollectCmd() *cobra.Command {
 		Use:   "collect",
 		Short: "Import the results of the batches that ended; requests they did not answer stay pending",
 		Args:  args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: a.withStore(func(cmd *cobra.Command, _ []string, db store.Store) error {
 			ctx := cmd.Context()
-			db, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
 			prices, err := llm.LoadPrices(pricesFile)
 			if err != nil {
 				return err
@@ -198,7 +175,7 @@ func (a *app) batchCollectCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stderr, "%d requests pending; rerun the command to continue from the answers\n", st.Pending)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&baseURL, "base-url", "", "the provider's base URL (default OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the provider's)")
 	cmd.Flags().StringVar(&pricesFile, "prices", "", "price table overriding the built-in one (JSON)")
@@ -260,12 +237,7 @@ func (a *app) batchImportCmd() *cobra.Command {
 		Use:   "import FILE...",
 		Short: "Read batch result files into the cache (OpenAI, vLLM or Anthropic results)",
 		Args:  args(cobra.MinimumNArgs(1)),
-		RunE: func(cmd *cobra.Command, files []string) error {
-			db, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer db.Close()
+		RunE: a.withStore(func(cmd *cobra.Command, files []string, db store.Store) error {
 			prices, err := llm.LoadPrices(pricesFile)
 			if err != nil {
 				return err
@@ -296,7 +268,7 @@ func (a *app) batchImportCmd() *cobra.Command {
 				fmt.Fprintf(a.stderr, "failed: %s\n", f)
 			}
 			return a.output(total)
-		},
+		}),
 	}
 	imp.Flags().StringVar(&pricesFile, "prices", os.Getenv("GAVEL_PRICES"), "price table overriding the built-in one, for the answers' cost")
 	return imp

@@ -60,16 +60,8 @@ func (a *app) benchBuildCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "build --problems FILE --lang go|python --per-score K --seed S -o BENCH.jsonl",
 		Short: "Build a balanced benchmark of programs of known score (0..5), each checked by running it",
-		Long: `Build a benchmark from problems with tests (HumanEval-X Go: humaneval_go.jsonl.gz;
-HumanEval Python: HumanEval.jsonl.gz). Every canonical solution is run first and
-problems whose solution fails are set aside. For each problem and score 0..4,
-rules are composed (the score is the lowest ceiling among them) and applied;
-every candidate runs in the sandbox: scores 3..5 must pass their tests, 0..2 must
-fail them, and inconsistent ones are dropped with the reason. The most diverse
-candidates (greedy farthest-first by normalised token edit distance) are kept,
-and the score levels are balanced.`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.benchBuild(cmd, &f) },
+		Args:  args(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return a.benchBuild(cmd, &f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.file, "problems", "", "problems file (HumanEval-X Go or HumanEval JSONL, gzipped or not)")
@@ -179,14 +171,8 @@ func (a *app) benchRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run --bench BENCH.jsonl [--judge J --model M] [--metrics ...]",
 		Short: "Score judges and metrics against a benchmark's known scores",
-		Long: `Meta-evaluate the built-in metrics (token_similarity, ast_similarity,
-compile_only) and, with --judge, a judge: Spearman, Kendall tau-b, Pearson, exact
-and within-one accuracy, MAE, works/broken agreement (score 3 or more) and the
-confusion by score, with bootstrap intervals that resample whole problems. A
-binary judge predicts 5 for pass and 0 for fail; a rubric judge 5 x its share of
-passed checks; a pointwise judge 5 x its weighted score.`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.benchRun(cmd, &f) },
+		Args:  args(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return a.benchRun(cmd, &f) },
 	}
 	a.withModel(cmd, &f.mf, modelUse{})
 	fl := cmd.Flags()

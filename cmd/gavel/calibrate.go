@@ -35,12 +35,7 @@ func (a *app) teachCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "teach --judge J --split NAME:train --teacher-model M",
 		Short: "Run the informed teacher: keep, abstain on or correct each recorded label",
-		Long: `Ask the informed teacher about each record: it sees exactly what the judge sees plus
-the recorded outcome, and keeps the label with a justification, abstains when
-the outcome cannot be explained from those inputs, or (rarely) corrects it.
-Prints the counts and the abstention rates by status and label, and warns of an
-information gap when it abstains on most failures.`,
-		Args: args(cobra.NoArgs),
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			js, err := a.setupJudge(ctx, &f)
@@ -92,16 +87,8 @@ func (a *app) calibrateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "calibrate --judge J --split NAME --model M",
 		Short: "Recalibrate a judge's prompt from recorded outcomes (AutoRefine)",
-		Long: `Calibrate a judge's prompt on a split: the teacher filters train; each iteration
-runs the current prompt on the kept training records, asks for edits on every
-disagreement, balances reasons to fail with reasons to pass, and has them
-applied under a length cap; the version with the best validation pi (the
-original included) is selected and reported on test beside the original and,
-for rubric judges, the original with its threshold tuned on train, with the
-paired interval of the gain. Every version is stored ('gavel prompts').
-A killed run resumes from the cache; --offline stops at each stage boundary.`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.calibrate(cmd, &f) },
+		Args:  args(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return a.calibrate(cmd, &f) },
 	}
 	f.register(a, cmd)
 	fl := cmd.Flags()
@@ -284,15 +271,8 @@ func (a *app) driftCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "drift --judge-versions V1,V2 --by month --split NAME[:PART] --model M | drift --live --judge J --model M",
 		Short: "Agreement of prompt versions per time window, to see where a recalibrated judge loses; --live: the service's drift monitor",
-		Long: `Agreement of prompt versions per time window of a split's records, to see where
-a recalibrated judge loses to the old one.
-
-With --live, the drift monitor of 'gavel serve': the active version's agreement
-with the outcomes that arrived for the changes it judged, by week or month, and
-an alert when the latest window with enough outcomes falls below the interval
-the promotion gate measured (--fail-on-alert exits 1 then).`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.drift(cmd, &o) },
+		Args:  args(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return a.drift(cmd, &o) },
 	}
 	o.f.register(a, cmd)
 	cmd.Flags().StringSliceVar(&o.versions, "judge-versions", nil, "prompt versions to compare (hash prefixes)")
@@ -354,12 +334,7 @@ func (a *app) promptsListCmd() *cobra.Command {
 		Use:   "list",
 		Short: "List prompt versions with their parent, iteration and metrics",
 		Args:  args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer db.Close()
+		RunE: a.withStore(func(cmd *cobra.Command, _ []string, db store.Store) error {
 			ps, err := db.Prompts(cmd.Context(), judgeName)
 			if err != nil {
 				return err
@@ -368,7 +343,7 @@ func (a *app) promptsListCmd() *cobra.Command {
 				ps = []*judge.PromptVersion{}
 			}
 			return a.output(run.PromptList(ps))
-		},
+		}),
 	}
 	list.Flags().StringVar(&judgeName, "judge", "", "only this judge's versions")
 	return list
@@ -379,18 +354,13 @@ func (a *app) promptsShowCmd() *cobra.Command {
 		Use:   "show HASH",
 		Short: "Print a prompt version: its prompt, checks, lineage and the edits that made it",
 		Args:  args(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			db, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer db.Close()
+		RunE: a.withStore(func(cmd *cobra.Command, argv []string, db store.Store) error {
 			p, err := db.Prompt(cmd.Context(), argv[0])
 			if err != nil {
 				return err
 			}
 			return a.output(&run.PromptResult{ResultVersion: run.ResultVersion, PromptVersion: p})
-		},
+		}),
 	}
 	return show
 }
@@ -400,12 +370,7 @@ func (a *app) promptsDiffCmd() *cobra.Command {
 		Use:   "diff A B",
 		Short: "Unified diff between two prompt versions",
 		Args:  args(cobra.ExactArgs(2)),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			db, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer db.Close()
+		RunE: a.withStore(func(cmd *cobra.Command, argv []string, db store.Store) error {
 			pa, err := db.Prompt(cmd.Context(), argv[0])
 			if err != nil {
 				return err
@@ -416,7 +381,7 @@ func (a *app) promptsDiffCmd() *cobra.Command {
 			}
 			_, err = io.WriteString(a.stdout, refine.Diff(pa.Spec, pb.Spec))
 			return err
-		},
+		}),
 	}
 	return diff
 }

@@ -14,11 +14,7 @@ func (a *app) dbCmd() *cobra.Command {
 	cp := &cobra.Command{
 		Use:   "copy --from A --to B",
 		Short: "Copy every record, split, prompt version, verdict, cached answer and service table into a new store",
-		Long: `Copy a store into a new, empty one: A and B are each a SQLite file or a
-postgres:// URL, so a store moves from one engineer's SQLite file to a team's
-PostgreSQL database, or back. The copy is one transaction of the target: if it
-fails, the target stays empty. Claims on requests in flight are not copied.`,
-		Args: args(cobra.NoArgs),
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if from == "" || to == "" {
 				return usagef("--from and --to are required")

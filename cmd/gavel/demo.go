@@ -29,14 +29,8 @@ func (a *app) demoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the whole AutoRefine pipeline offline on the simulated world and write a report",
-		Long: `Run everything on gavel's simulated world, offline, in a fresh folder: generate
-synthetic records, ingest them, split them, run the teacher, calibrate passfail
-and rubric5 with their baselines, run the controls (an unreliable teacher, a
-proposer of random rules), the label-noise study and the reference ablation,
-and write report.html, summary.md and summary.json. Every output says
-it ran on the simulated world: it shows the machinery, not any real model.`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.demo(cmd, &f) },
+		Args:  args(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return a.demo(cmd, &f) },
 	}
 	cmd.Flags().StringVar(&f.out, "out", "", "folder for the demo's store and reports, all kept (default: a new temporary folder, whose store is removed at the end)")
 	cmd.Flags().IntVar(&f.n, "n", 1200, "synthetic records")

@@ -18,15 +18,7 @@ func (a *app) execCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "exec --lang go|python PATH",
 		Short: "Run one program or Go test package in the sandbox and print its status as JSON",
-		Long: `Run untrusted code the way gavel's benchmarks do and print a JSON status: passed,
-failed, build_error, timeout, resource_limit or crashed, with timings, the captured
-(capped) output and the isolation that was in force.
-
-  --lang go PATH      PATH is a folder holding one Go package with its tests; it is
-                      compiled offline in gavel's embedded module (standard library
-                      and testify) and its test binary runs in the sandbox
-  --lang python PATH  PATH is a Python script, run with python3 in the sandbox`,
-		Args: args(cobra.ExactArgs(1)),
+		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			path := argv[0]
 			lim.AddressSpace = memMiB << 20

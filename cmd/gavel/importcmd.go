@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gavelhq/gavel/codehost"
+	"github.com/gavelhq/gavel/run"
 )
 
 func (a *app) importCmd() *cobra.Command {
@@ -33,33 +34,8 @@ func (a *app) importGitHubCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "github --repo OWNER/NAME",
 		Short: "Import a GitHub repository's pull requests as records with their outcomes",
-		Long: `Import a repository's pull requests (newest update first) as records:
-
-  id         OWNER/NAME#NUMBER
-  task       the issue the pull request closes ("Fixes #12"), else its title and body
-  candidate  its diff, cut at --max-diff-bytes with a marker saying so
-  context    head_sha, base, and checks (each check run on the head: name: conclusion)
-  group      the closed issue, else the pull request
-  outcome    landed (merged), abandoned (closed unmerged; the reason is the comment
-             that closed it, if one was made within a minute of the closing), draft (open)
-
-Where every check run on the final commit ended, a second record
-OWNER/NAME#NUMBER/tests carries the tests outcome: failed when one failed or timed
-out, passed when all succeeded (or were neutral or skipped).
-
-Importing again changes no record: a changed outcome (a pull request reopened and
-merged) becomes a new outcome version, and a pull request whose head moved to
-another commit since is stored again as OWNER/NAME#NUMBER@SHA12. Each pull request
-is stored in a transaction of its own, so a stopped import keeps what it stored;
-answers are kept with their ETags and asked for again conditionally, so a
-re-import costs 304s, which GitHub does not count against the rate limit. When the
-rate limit runs out, the import waits for the reset time GitHub gives, and says so.
-
-The token comes from GITHUB_TOKEN (a fine-grained token with read access to pull
-requests, issues and checks); --base-url points at GitHub Enterprise
-(https://HOST/api/v3/).`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.importGitHub(cmd, f) },
+		Args:  args(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return a.importGitHub(cmd, f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.repo, "repo", "", "the repository, OWNER/NAME (required)")
@@ -110,22 +86,9 @@ func (a *app) importGitHub(cmd *cobra.Command, f importGitHubFlags) error {
 	if res == nil {
 		return err
 	}
-	sum := struct {
-		*codehost.GitHubResult
-		Repository  string `json:"repository"`
-		Requests    int64  `json:"requests"`
-		Conditional int64  `json:"conditional_requests"`
-		NotModified int64  `json:"not_modified"`
-	}{res, f.repo, count.Sent.Load(), count.Conditional.Load(), count.NotModified.Load()}
-	if a.json {
-		if jerr := a.writeJSON(sum); jerr != nil {
-			return jerr
-		}
-	} else {
-		fmt.Fprintf(a.stdout, "%s: %d pull requests, %d matched: %d records new, %d unchanged, %d new outcome versions, %d revisions\n",
-			f.repo, res.PullRequests, res.Matched, res.Inserted, res.Unchanged, res.NewOutcomes, res.Revisions)
-		fmt.Fprintf(a.stdout, "%d requests, %d conditional, %d not modified; %d waits for the rate limit\n",
-			sum.Requests, sum.Conditional, sum.NotModified, res.RateWaits)
+	if jerr := a.output(&run.ImportResult{ResultVersion: run.ResultVersion, GitHubResult: res, Repository: f.repo,
+		Requests: count.Sent.Load(), Conditional: count.Conditional.Load(), NotModified: count.NotModified.Load()}); jerr != nil {
+		return jerr
 	}
 	return err
 }
@@ -165,22 +128,7 @@ func (a *app) importGerritCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gerrit --url https://review.example.com",
 		Short: "Import a Gerrit server's changes as records with their outcomes",
-		Long: `Import the changes a Gerrit search finds (default: merged and abandoned ones) as records,
-with the mapping of 'gavel import github':
-
-  id         PROJECT~NUMBER (Gerrit's own change id)
-  task       the current patch set's commit message
-  candidate  its patch, cut at --max-diff-bytes with a marker saying so
-  context    branch, revision
-  outcome    landed (MERGED), abandoned (ABANDONED; the reason is the abandon message),
-             draft (NEW)
-
-Importing again edits no record: a changed outcome (a change restored and merged)
-becomes a new outcome version, a new current patch set the record
-PROJECT~NUMBER@SHA12. GERRIT_USER and GERRIT_PASSWORD (the HTTP password from the
-user's settings) authenticate; without them the import reads what anonymous
-users may.`,
-		Args: args(cobra.NoArgs),
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.url == "" {
 				return usagef("--url is required: the Gerrit server's root, e.g. https://review.example.com")
@@ -211,13 +159,8 @@ users may.`,
 			if res == nil {
 				return err
 			}
-			if a.json {
-				if jerr := a.writeJSON(res); jerr != nil {
-					return jerr
-				}
-			} else {
-				fmt.Fprintf(a.stdout, "%s: %d changes, %d matched: %d records new, %d unchanged, %d new outcome versions, %d revisions\n",
-					f.url, res.PullRequests, res.Matched, res.Inserted, res.Unchanged, res.NewOutcomes, res.Revisions)
+			if jerr := a.output(&run.ImportResult{ResultVersion: run.ResultVersion, GitHubResult: res, Server: f.url}); jerr != nil {
+				return jerr
 			}
 			return err
 		},

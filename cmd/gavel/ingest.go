@@ -23,22 +23,7 @@ func (a *app) ingestCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ingest FILE...",
 		Short: "Import records (agent outputs with outcomes) from JSONL files",
-		Long: `Import records from JSONL files (.gz is decompressed; - is standard input) in
-one transaction: if any line is invalid, nothing is imported and the error names
-the file, line and field. --skip-invalid imports the rest and lists what it
-skipped. Importing an identical record again does nothing; the same id with
-different content is an error, since records are immutable.
-
-Formats:
-  native    gavel's own records, as 'gavel records export' writes them
-  map       any JSONL through a field map (--map), e.g. for the CodeJudge data:
-            --map task=prompt,candidate=generation,label=passed,group=task_id,id=task_id+completion_id --source tests
-            (a+b joins fields with "/"; booleans map to pass/fail; unmapped
-            fields are kept under meta)
-  swebench  SWE-bench predictions with results (instance_id, model_patch,
-            resolved); --gold FILE adds gold patches and issue texts by
-            instance_id from the SWE-bench dataset JSONL`,
-		Args: args(cobra.MinimumNArgs(1)),
+		Args:  args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			return a.ingest(cmd, files, f)
 		},

@@ -112,11 +112,7 @@ func (a *app) judgeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "judge --judge J --split NAME:PART --model M",
 		Short: "Judge records with a judge and model, and store each verdict",
-		Long: `Judge the records of a split part and store each verdict (pass, fail or
-invalid, score, per-check answers, reasoning and the raw answer) per record,
-prompt version and model. An answer that cannot be read is kept as invalid and
-counted, never mapped to pass or fail. A rerun answers from the cache.`,
-		Args: args(cobra.NoArgs),
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			js, err := a.setupJudge(ctx, &f)
@@ -176,15 +172,8 @@ func (a *app) evalCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "eval --judge J --split NAME:test --model M",
 		Short: "Measure a judge against recorded outcomes: pi, kappa, precision and recall with intervals",
-		Long: `Judge the records of a split part (answers come from the cache where they can)
-and report Scott's pi, Cohen's kappa, accuracy, failure precision and recall,
-pass recall and MCC, each with a bootstrap interval that resamples whole groups,
-the invalid count and the confusion matrix; for rubric judges every figure at
-every threshold. --tune-threshold-on NAME:train picks the rubric threshold on
-another part (the uncalibrated baseline of AutoRefine). --compare J2 adds the
-paired interval of the difference. --report FILE.html writes a page with charts.`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.eval(cmd, &f) },
+		Args:  args(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return a.eval(cmd, &f) },
 	}
 	f.register(a, cmd)
 	fl := cmd.Flags()

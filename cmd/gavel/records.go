@@ -13,6 +13,7 @@ import (
 
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/run"
+	"github.com/gavelhq/gavel/store"
 )
 
 // filterFlags are the record-selection flags shared by commands that read
@@ -251,17 +252,12 @@ func (a *app) recordsOutcomesCmd() *cobra.Command {
 		Use:   "outcomes ID",
 		Short: "A record's outcome versions, oldest first (the latest is its outcome)",
 		Args:  args(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, ids []string) error {
-			db, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer db.Close()
+		RunE: a.withStore(func(cmd *cobra.Command, ids []string, db store.Store) error {
 			vs, err := db.Outcomes(cmd.Context(), ids[0])
 			if err != nil {
 				return err
 			}
 			return a.output(&run.OutcomesResult{ResultVersion: run.ResultVersion, ID: ids[0], Outcomes: vs})
-		},
+		}),
 	}
 }

@@ -40,19 +40,8 @@ func (a *app) serveCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve --addr HOST:PORT --model M",
 		Short: "Run the service: judge changes with each judge's active version, hear outcomes, gate promotions, watch drift, blind review",
-		Long: `Run gavel as a service (HTTP API under /v1, pages under /ui, Prometheus metrics at /metrics).
-
-Create tokens first with 'gavel token create --scope judge|feedback|admin|review'.
-
-GitHub webhooks: with a secret (GAVEL_GITHUB_WEBHOOK_SECRET), POST /v1/hooks/github
-takes pull_request (closed, reopened), check_suite and check_run (completed)
-deliveries, verified by their X-Hub-Signature-256 HMAC, and records outcomes of the
-changes the service judged (change id OWNER/NAME#NUMBER, or OWNER/NAME#NUMBER@SHA12
-for one revision); with GITHUB_TOKEN it also records pull requests it did not judge.
-It prints "listening on http://HOST:PORT" on stderr once ready, and stops
-gracefully on SIGINT or SIGTERM.`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.serve(cmd, &f) },
+		Args:  args(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return a.serve(cmd, &f) },
 	}
 	a.withModel(cmd, &f.m, modelUse{queue: queueRefused})
 	fl := cmd.Flags()
@@ -149,29 +138,19 @@ func (a *app) tokenCmd() *cobra.Command {
 		Use:   "list",
 		Short: "List tokens (never their secrets)",
 		Args:  args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer db.Close()
+		RunE: a.withStore(func(cmd *cobra.Command, _ []string, db store.Store) error {
 			ts, err := db.Tokens(cmd.Context())
 			if err != nil {
 				return err
 			}
 			return a.output(&run.TokensResult{ResultVersion: run.ResultVersion, Tokens: ts})
-		},
+		}),
 	}
 	revoke := &cobra.Command{
 		Use:   "revoke ID",
 		Short: "Revoke a token at once",
 		Args:  args(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			db, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer db.Close()
+		RunE: a.withStore(func(cmd *cobra.Command, argv []string, db store.Store) error {
 			if err := db.RevokeToken(cmd.Context(), argv[0]); err != nil {
 				if errors.Is(err, record.ErrNotFound) {
 					return usageError{err}
@@ -180,7 +159,7 @@ func (a *app) tokenCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stderr, "token %s revoked\n", argv[0])
 			return nil
-		},
+		}),
 	}
 	cmd.AddCommand(create, list, revoke)
 	return cmd
@@ -194,12 +173,7 @@ func (a *app) promoteCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "promote JUDGE VERSION --model M",
 		Short: "Make a prompt version a judge's active version, only if its gain over the active one is supported",
-		Long: `Make a prompt version the judge's active version, only when its paired gain in
-Scott's pi over the active version (for a first promotion, over the version its
-calibration started from), on the test part of the split its calibration used,
-has a lower bound above 0. Otherwise it refuses (exit 1) and prints the
-interval. --force --reason TEXT overrides the gate; both are recorded.`,
-		Args: args(cobra.ExactArgs(2)),
+		Args:  args(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			ctx := cmd.Context()
 			if opt.Force && strings.TrimSpace(opt.Reason) == "" {
@@ -217,21 +191,10 @@ interval. --force --reason TEXT overrides the gate; both are recorded.`,
 			opt.Actor = actor()
 			opt.Concurrency = m.concurrency
 			opt.Boot = metrics.BootstrapOptions{Resamples: resamples, Seed: seed}
-			var p *progress
-			var stage string
-			opt.Progress = func(what string, done, total int) {
-				if p == nil || what != stage {
-					if p != nil {
-						p.done()
-					}
-					p, stage = a.newProgress("promote: "+what, total), what
-				}
-				p.update(done)
-			}
+			var done func()
+			opt.Progress, done = a.stageProgress("promote")
 			act, ev, err := deploy.Promote(ctx, db, svc, m.model, argv[0], argv[1], opt)
-			if p != nil {
-				p.done()
-			}
+			done()
 			if ev != nil && err == nil {
 				fmt.Fprintf(a.stderr, "%s%s\n", simTag(m.model), ev.Summary())
 			}
@@ -278,12 +241,7 @@ func (a *app) rollbackCmd() *cobra.Command {
 		Use:   "rollback JUDGE",
 		Short: "Make the version active before the current one active again",
 		Args:  args(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			db, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer db.Close()
+		RunE: a.withStore(func(cmd *cobra.Command, argv []string, db store.Store) error {
 			act, err := deploy.Rollback(cmd.Context(), db, argv[0], actor(), reason)
 			if deploy.ErrorCode(err) != "" {
 				return usageError{err} // nothing to roll back to: exit 2, as always
@@ -296,7 +254,7 @@ func (a *app) rollbackCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stderr, "%s is the active version of %s again (was %.12s)\n", act.Version[:12], act.Judge, act.Previous)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why: recorded in the audit trail")
 	return cmd
@@ -348,12 +306,7 @@ func (a *app) gateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gate --server URL --judge J --change-id ID --task FILE --candidate DIFF",
 		Short: "CI gate: ask the service to judge a change; exit 0 when it passes, 1 when it fails",
-		Long: `Ask a gavel service for a verdict on a change with the judge's active version,
-print the reasoning, and exit 0 (pass) or 1 (fail, or an answer that could not
-be read). Errors reaching the service exit 1 as well (2 for usage errors), so a
-gate never passes by accident. --task, --candidate and --reference are files
-("-" reads stdin); the token comes from GAVEL_TOKEN.`,
-		Args: args(cobra.NoArgs),
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cl, err := c.client()
 			if err != nil {

@@ -21,14 +21,7 @@ func (a *app) simCmd() *cobra.Command {
 	records := &cobra.Command{
 		Use:   "records -o FILE.jsonl",
 		Short: "Write synthetic records: Go patches built from signals, with outcomes that follow them",
-		Long: `Write synthetic records as native JSONL: agent patches (unified diffs of Go code)
-made of visible signals (a dropped error check, an off-by-one bound, a deleted
-test, a cosmetic reformat, added logging, a new test, ...), a reference patch
-per task, outcomes that follow the fatal signals, about 10% of failures hidden
-(no visible cause), some abandonments for reasons outside the code (duplicate,
-superseded), and times over several months with a drifting signal mix. Every
-record is marked simulated in its meta. It is a test double, not data.`,
-		Args: args(cobra.NoArgs),
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
 				return usagef("sim records needs -o FILE.jsonl")

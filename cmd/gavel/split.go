@@ -5,6 +5,7 @@ import (
 
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/run"
+	"github.com/gavelhq/gavel/store"
 )
 
 func (a *app) splitCmd() *cobra.Command {
@@ -14,15 +15,7 @@ func (a *app) splitCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "split NAME",
 		Short: "Make a named train/val/test split: seeded, stratified by label, groups kept whole",
-		Long: `Make a named split of the stored records into train, val and test.
-
-By default the split is a seeded draw, stratified by label (a group counts in
-the stratum of its majority label), that never divides a group between parts:
-the same records, fractions and seed always give the same split. With
---by-time the oldest records (by outcome.at) go to train and the newest to
-test, for measuring drift. 'gavel split show NAME' prints a split and
-'gavel split list' lists them.`,
-		Args: args(cobra.ExactArgs(1)),
+		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			spec.Name = argv[0]
 			st, err := record.ParseStatuses(exclude)
@@ -89,12 +82,7 @@ func (a *app) splitListCmd() *cobra.Command {
 		Use:   "list",
 		Short: "List the stored splits",
 		Args:  args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer db.Close()
+		RunE: a.withStore(func(cmd *cobra.Command, _ []string, db store.Store) error {
 			specs, err := db.Splits(cmd.Context())
 			if err != nil {
 				return err
@@ -103,7 +91,7 @@ func (a *app) splitListCmd() *cobra.Command {
 				specs = []record.SplitSpec{}
 			}
 			return a.output(run.SplitList(specs))
-		},
+		}),
 	}
 	return list
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gavelhq/gavel/bench/problems"
-	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/queue"
 	"github.com/gavelhq/gavel/store"
 	"github.com/gavelhq/gavel/store/sqldb"
@@ -69,23 +68,7 @@ func (a *app) workerCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "worker --db postgres://... [--jobs N]",
 		Short: "Work the units that commands put in the store's work queue, on any machine that reaches the database",
-		Long: `Work the units that commands put in the store's work queue (River, on
-PostgreSQL) with --queue: one problem's validation (bench build), one
-instruction's samples, runs, scores and critique (acr), one pending model
-request such as one record's verdict (calibrate, eval, judge, teach).
-
-A unit fills the store's caches, so one run again after a crash repeats no paid
-call and no finished program. Model calls go out with this worker's keys
-(OPENAI_API_KEY, ANTHROPIC_API_KEY) and limits (--concurrency, --rpm, --tpm per
-provider), to the server the command named (--base-url) or the provider's; the
-store's claims keep two workers from sending the same request. Problems files
-must be readable at the same path on every machine.
-
-Run as many workers as there are machines. Stop one with SIGINT or SIGTERM: its
-units in hand are cancelled and run again elsewhere. A worker that dies
-(SIGKILL, a lost machine) loses its database session and with it the lock that
-marks it alive; the other processes hand its units on within seconds.`,
-		Args: args(cobra.NoArgs),
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if jobs < 1 {
@@ -137,16 +120,6 @@ func (m *modelFlags) checkQueue() error {
 
 // queueRound enqueues the pending requests and waits for their units.
 func (a *app) queueRound(ctx context.Context, db store.Store, m *modelFlags, round int) error {
-	var pending []*llm.Entry
-	if err := db.Cache().Pending(ctx, func(e *llm.Entry) error {
-		pending = append(pending, e)
-		return nil
-	}); err != nil {
-		return err
-	}
-	if len(pending) == 0 {
-		return fmt.Errorf("--queue: the command stopped with requests pending, but the store has none")
-	}
 	r, stop, err := startQueue(ctx, db, m.concurrency, *m, m.q)
 	if err != nil {
 		return err
@@ -156,27 +129,16 @@ func (a *app) queueRound(ctx context.Context, db store.Store, m *modelFlags, rou
 	if m.baseURL != "" {
 		urls[m.model] = m.baseURL
 	}
-	ids, err := queue.EnqueueModelCalls(ctx, r.Client, pending, urls)
-	if err != nil {
-		return err
+	var prog *progress
+	err = r.RunPending(ctx, db.Cache(), urls, func(n int) {
+		fmt.Fprintf(a.stderr, "queue round %d: %d model calls enqueued as units\n", round, n)
+		prog = a.newProgress(fmt.Sprintf("queue round %d: model calls", round), n)
+	}, func(done, _ int) { prog.update(done) })
+	if prog != nil {
+		prog.done()
 	}
-	fmt.Fprintf(a.stderr, "queue round %d: %d model calls enqueued as units\n", round, len(ids))
-	prog := a.newProgress(fmt.Sprintf("queue round %d: model calls", round), len(ids))
-	err = r.Wait(ctx, ids, func(done, _ int) { prog.update(done) })
-	prog.done()
 	if err != nil {
-		return err
-	}
-	// Every unit ended; a request still pending would come round again
-	// for ever.
-	for _, e := range pending {
-		got, err := db.Cache().Get(ctx, e.Key)
-		if err != nil {
-			return err
-		}
-		if got != nil && got.Response == nil {
-			return fmt.Errorf("--queue: request %.12s (%s) is still pending after its unit completed", e.Key, e.Model)
-		}
+		return fmt.Errorf("--queue: %w", err)
 	}
 	return nil
 }
