@@ -3,6 +3,7 @@ package record_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -311,5 +312,35 @@ func TestCanonicalJSON(t *testing.T) {
 	}
 	if _, err := record.CanonicalJSON(json.RawMessage(`{} {}`)); err == nil {
 		t.Error("two values accepted")
+	}
+}
+
+func TestNewDecoderNamesTheOptionAtFault(t *testing.T) {
+	for _, c := range []struct {
+		o      record.DecoderOptions
+		option string
+	}{
+		{record.DecoderOptions{Format: "csv"}, "format"},
+		{record.DecoderOptions{Format: "native", FieldMap: "task=prompt"}, "map"},
+		{record.DecoderOptions{Format: "map"}, "map"},
+		{record.DecoderOptions{Format: "native", Gold: "gold.jsonl"}, "gold"},
+		{record.DecoderOptions{Source: "native", FieldMap: "task=prompt"}, "source"},
+		{record.DecoderOptions{Source: "tests"}, "source"},
+	} {
+		_, err := record.NewDecoder(c.o)
+		var oe *record.OptionError
+		if !errors.As(err, &oe) || oe.Option != c.option {
+			t.Errorf("%+v: err = %v, want an error in %s", c.o, err, c.option)
+		}
+	}
+	for o, want := range map[record.DecoderOptions]string{
+		{}: "record.Native",
+		{FieldMap: "task=prompt,candidate=generation,label=passed,id=task_id"}: "*record.FieldMap",
+		{Format: "swebench"}: "*record.SWEBench",
+	} {
+		dec, err := record.NewDecoder(o)
+		if err != nil || fmt.Sprintf("%T", dec) != want {
+			t.Errorf("%+v: %T, %v; want %s", o, dec, err, want)
+		}
 	}
 }

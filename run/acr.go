@@ -1,6 +1,7 @@
 package run
 
 import (
+	"io"
 	"strings"
 	"time"
 
@@ -112,4 +113,31 @@ func PrepareACR(cfg ACRConfig, router *llm.Router, ins []*acr.Instruction) (*ACR
 		return nil, deploy.Errorf(deploy.Invalid, "%v", err)
 	}
 	return s, nil
+}
+
+// ACRFiles are where a round's outputs go: the dataset (chat JSONL), the
+// lineage, and the next round's instructions when Next is set.
+type ACRFiles struct {
+	Output, Lineage, Next string
+}
+
+// WriteRound writes a round's outputs, each through write (which keeps a
+// file whole or leaves none), and returns the round's statistics.
+func WriteRound(r *acr.Round, files ACRFiles, simulated bool, write func(name string, fn func(io.Writer) error) error) (*acr.RoundStats, error) {
+	if err := write(files.Output, func(w io.Writer) error { return r.Write(w, io.Discard, simulated) }); err != nil {
+		return nil, err
+	}
+	if err := write(files.Lineage, func(w io.Writer) error { return r.Write(io.Discard, w, simulated) }); err != nil {
+		return nil, err
+	}
+	if files.Next != "" {
+		if err := write(files.Next, func(w io.Writer) error { return acr.WriteInstructions(w, r.NextInstructions()) }); err != nil {
+			return nil, err
+		}
+	}
+	var lines []acr.Lineage
+	for _, it := range r.Items {
+		lines = append(lines, r.Lineage(it, simulated))
+	}
+	return acr.Stats(lines)[0], nil
 }

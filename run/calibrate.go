@@ -3,7 +3,9 @@ package run
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
+	"strings"
 
 	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/judge"
@@ -196,4 +198,18 @@ func Calibrate(ctx context.Context, env *Env, st CalibrationStore, cfg Calibrate
 	rep.Calls = &out.Calls
 	out.Report = rep
 	return out, nil
+}
+
+// WriteCalibrationReports writes a calibration's report as HTML to
+// htmlFile and as Markdown beside it (NAME.md for NAME.html), each through
+// write.
+func WriteCalibrationReports(rep *report.CalibrationReport, htmlFile string, write func(name string, fn func(io.Writer) error) error) error {
+	if err := write(htmlFile, func(w io.Writer) error { return report.WriteCalibration(w, rep) }); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	md := strings.TrimSuffix(htmlFile, ".html") + ".md"
+	if md == htmlFile {
+		md += ".md"
+	}
+	return write(md, func(w io.Writer) error { return report.WriteCalibrationMarkdown(w, rep) })
 }

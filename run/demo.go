@@ -3,6 +3,8 @@ package run
 import (
 	"context"
 	"fmt"
+	"io"
+	"path/filepath"
 
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/metrics"
@@ -235,4 +237,19 @@ func Demo(ctx context.Context, env *Env, db DemoStore, cfg DemoConfig, progress 
 func demoConfig(s *judge.Spec, teacherModel, editorModel string, boot metrics.BootstrapOptions) refine.Config {
 	return refine.Config{Judge: s, Model: "sim", TeacherModel: teacherModel, EditorModel: editorModel, MaxIter: 5,
 		Concurrency: 8, Boot: boot}
+}
+
+// WriteDemoReports names the demo's files in folder out and writes its
+// report (report.html) and summary (summary.md) through write; summary.json
+// is written last, by the caller, once the result is complete.
+func WriteDemoReports(sum *DemoResult, rep *report.CalibrationReport, out string, write func(name string, fn func(io.Writer) error) error) error {
+	sum.Files = map[string]string{}
+	for _, f := range []string{"report.html", "summary.md", "summary.json"} {
+		sum.Files[f] = filepath.Join(out, f)
+	}
+	sum.Files["store"] = filepath.Join(out, "gavel.db")
+	if err := write(sum.Files["report.html"], func(w io.Writer) error { return report.WriteCalibration(w, rep) }); err != nil {
+		return err
+	}
+	return write(sum.Files["summary.md"], func(w io.Writer) error { return report.WriteCalibrationMarkdown(w, rep) })
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/gavelhq/gavel/deploy"
@@ -273,8 +274,34 @@ type AskResult struct {
 	ModelVersion string          `json:"model_version,omitempty"`
 }
 
-// Ask makes one model call through the client (its cache and limits).
-func Ask(ctx context.Context, client llm.Client, req *llm.Request) (*AskResult, error) {
+// AskConfig is one question to a model.
+type AskConfig struct {
+	Model, System, Prompt string
+	// Schema, when set, asks for a structured answer named SchemaName.
+	Schema      []byte
+	SchemaName  string
+	Temperature *float64
+	Seed        *int64
+	MaxTokens   int
+	Sample      int
+}
+
+// Ask asks the question through the client (its cache and limits).
+func Ask(ctx context.Context, client llm.Client, cfg AskConfig) (*AskResult, error) {
+	if strings.TrimSpace(cfg.Prompt) == "" {
+		return nil, deploy.Errorf(deploy.Invalid, "the prompt is empty")
+	}
+	req := &llm.Request{Model: cfg.Model, MaxTokens: cfg.MaxTokens, Sample: cfg.Sample, Temperature: cfg.Temperature, Seed: cfg.Seed}
+	if cfg.System != "" {
+		req.Messages = append(req.Messages, llm.Message{Role: llm.System, Content: cfg.System})
+	}
+	req.Messages = append(req.Messages, llm.Message{Role: llm.User, Content: cfg.Prompt})
+	if cfg.Schema != nil {
+		if err := llm.CheckSchema(cfg.Schema); err != nil {
+			return nil, deploy.FieldErrorf("schema", "%v", err)
+		}
+		req.Schema = &llm.Schema{Name: cfg.SchemaName, JSON: cfg.Schema}
+	}
 	key, err := llm.Key(req)
 	if err != nil {
 		return nil, deploy.Errorf(deploy.Invalid, "%v", err)

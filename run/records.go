@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/gavelhq/gavel/codehost"
 	"github.com/gavelhq/gavel/record"
@@ -240,4 +241,69 @@ func (r *ImportResult) WriteText(w io.Writer) error {
 	p.f("%d requests, %d conditional, %d not modified; %d waits for the rate limit\n",
 		r.Requests, r.Conditional, r.NotModified, r.RateWaits)
 	return p.err
+}
+
+// ListedRecord is one record in a list: its id, outcome, group and the
+// start of its task.
+type ListedRecord struct {
+	ID     string `json:"id"`
+	Label  string `json:"label"`
+	Status string `json:"status"`
+	Source string `json:"source"`
+	Group  string `json:"group,omitempty"`
+	Task   string `json:"task"`
+}
+
+// RecordList is the records a filter selects (records list); marshalled,
+// a JSON array.
+type RecordList []ListedRecord
+
+// ListRecords lists the records a filter selects, in import order.
+func ListRecords(ctx context.Context, st record.Store, f record.Filter) (RecordList, error) {
+	list := RecordList{}
+	err := st.Records(ctx, f, func(r *record.Record) error {
+		list = append(list, ListedRecord{ID: r.ID, Label: string(r.Outcome.Label), Status: string(r.Outcome.Status),
+			Source: string(r.Outcome.Source), Group: r.Group, Task: FirstLine(r.Task, 60)})
+		return nil
+	})
+	return list, err
+}
+
+// WriteText writes a table of the records.
+func (l RecordList) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	tw := p.table(false)
+	fmt.Fprintln(tw, "ID\tLABEL\tSTATUS\tSOURCE\tGROUP\tTASK")
+	for _, r := range l {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Label, r.Status, r.Source, r.Group, r.Task)
+	}
+	p.flush(tw)
+	return p.err
+}
+
+// FirstLine is the first non-blank line of s, cut to n runes.
+func FirstLine(s string, n int) string {
+	for _, line := range strings.Split(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			if r := []rune(line); len(r) > n {
+				return string(r[:n-1]) + "…"
+			}
+			return line
+		}
+	}
+	return ""
+}
+
+// WriteRecords writes records as native JSONL, one canonical line each.
+func WriteRecords(w io.Writer, rs ...*record.Record) error {
+	for _, r := range rs {
+		b, err := r.Canonical()
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "%s\n", b); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -194,9 +194,6 @@ func (a *app) acrRound(cmd *cobra.Command, o *acrRoundFlags) error {
 	defer s.close()
 	start := time.Now()
 	if o.f.mf.dryRun {
-		if o.f.mf.queue || o.f.mf.batch {
-			return usagef("--dry-run sends nothing: leave out --queue and --batch")
-		}
 		return a.dryRun(cmd.Context(), &o.f.mf, s.db, func(p *llm.Plan, c llm.Cache) error {
 			return s.Round.Plan(cmd.Context(), p, c)
 		})
@@ -212,28 +209,10 @@ func (a *app) acrRound(cmd *cobra.Command, o *acrRoundFlags) error {
 		return stopped(err, s.Client.Stats().Pending)
 	}
 	simulated := o.f.simulated()
-	if err := writeAtomic(o.out, a.stdout, func(w io.Writer) error {
-		return s.Round.Write(w, io.Discard, simulated)
-	}); err != nil {
+	stats, err := run.WriteRound(s.Round, run.ACRFiles{Output: o.out, Lineage: o.lineage, Next: o.next}, simulated, a.writeFile)
+	if err != nil {
 		return err
 	}
-	var lines []acr.Lineage
-	for _, it := range s.Round.Items {
-		lines = append(lines, s.Round.Lineage(it, simulated))
-	}
-	if err := writeAtomic(o.lineage, a.stdout, func(w io.Writer) error {
-		return s.Round.Write(io.Discard, w, simulated)
-	}); err != nil {
-		return err
-	}
-	if o.next != "" {
-		if err := writeAtomic(o.next, a.stdout, func(w io.Writer) error {
-			return acr.WriteInstructions(w, s.Round.NextInstructions())
-		}); err != nil {
-			return err
-		}
-	}
-	stats := acr.Stats(lines)[0]
 	if err := a.writeACRReport(o.reportFile, &report.ACRReport{Title: "ACR round " + fmt.Sprint(o.f.round), Simulated: simulated,
 		Sources: []string{o.f.instructions}, Rounds: []*acr.RoundStats{stats}}); err != nil {
 		return err
@@ -262,23 +241,14 @@ func (a *app) acrThroughQueue(ctx context.Context, s *acrSetup, f *acrFlags) err
 	if err != nil {
 		return usageError{err}
 	}
-	r, stop, err := startQueue(ctx, s.db, max(1, f.jobs), f.mf, f.mf.q)
-	if err != nil {
-		return err
-	}
-	defer stop()
 	var ins []*acr.Instruction
 	for _, it := range s.Round.Items {
 		ins = append(ins, it.Instruction)
 	}
-	ids, err := queue.EnqueueACR(ctx, r.Client, queue.ACRUnits(s.Round.Config(), ins, pw, pp, s.Client.URLs(), f.programTimeout))
-	if err != nil {
-		return err
-	}
-	prog := a.newProgress("acr: instructions done (queue)", len(ids))
-	err = r.Wait(ctx, ids, func(done, _ int) { prog.update(done) })
-	prog.done()
-	return err
+	units := queue.ACRUnits(s.Round.Config(), ins, pw, pp, s.Client.URLs(), f.programTimeout)
+	return a.runUnits(ctx, s.db, max(1, f.jobs), f.mf, "acr: instructions done (queue)", func(c *queue.Client) ([]int64, error) {
+		return queue.EnqueueACR(ctx, c, units)
+	})
 }
 
 func (a *app) acrInstructionsCmd() *cobra.Command {
@@ -296,7 +266,7 @@ func (a *app) acrInstructionsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := writeAtomic(out, a.stdout, func(w io.Writer) error { return acr.WriteInstructions(w, ins) }); err != nil {
+			if err := a.writeFile(out, func(w io.Writer) error { return acr.WriteInstructions(w, ins) }); err != nil {
 				return err
 			}
 			return a.output(&run.ACRInstructionsResult{ResultVersion: run.ResultVersion, Instructions: len(ins), Output: out})
@@ -332,8 +302,7 @@ func (a *app) acrCheckCmd() *cobra.Command {
 	fl.BoolVar(&o.failOnFlags, "fail-on-flags", false, "a CI gate: exit 1 when the check raises any flag")
 	fl.Float64Var(&o.opt.MinAgreement, "min-agreement", 0.85, "flag agreement with the tests under this")
 	fl.Float64Var(&o.opt.MaxSelfPreference, "max-self-preference", 0.55, "flag self-preference over this")
-	fl.IntVar(&o.opt.Bootstrap.Resamples, "resamples", 2000, "bootstrap resamples")
-	fl.Uint64Var(&o.opt.Bootstrap.Seed, "seed", 1, "bootstrap seed")
+	bootVar(fl, &o.opt.Bootstrap, 2000)
 	fl.StringVar(&o.reportFile, "report", "", "write an HTML report")
 	return cmd
 }
@@ -377,7 +346,7 @@ func (a *app) writeACRReport(file string, rep *report.ACRReport) error {
 	if rep.Simulated {
 		rep.Title = "[simulated] " + rep.Title
 	}
-	if err := writeAtomic(file, a.stdout, func(w io.Writer) error { return report.WriteACR(w, rep) }); err != nil {
+	if err := a.writeFile(file, func(w io.Writer) error { return report.WriteACR(w, rep) }); err != nil {
 		return err
 	}
 	a.reportWritten(file)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gavelhq/gavel/bench"
 	"github.com/gavelhq/gavel/deploy"
+	"golang.org/x/term"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -181,37 +182,26 @@ func (a *app) rootCmd() *cobra.Command {
 		}
 		return usageError{err}
 	})
-	root.AddCommand(
-		a.ingestCmd(),
-		a.importCmd(),
-		a.recordsCmd(),
-		a.splitCmd(),
-		a.judgeCmd(),
-		a.evalCmd(),
-		a.teachCmd(),
-		a.calibrateCmd(),
-		a.promptsCmd(),
-		a.noiseCmd(),
-		a.driftCmd(),
-		a.agreementCmd(),
-		a.simCmd(),
-		a.demoCmd(),
-		a.execCmd(),
-		a.benchCmd(),
-		a.acrCmd(),
-		a.askCmd(),
-		a.batchCmd(),
-		a.cacheCmd(),
-		a.dbCmd(),
-		a.workerCmd(),
-		a.serveCmd(),
-		a.tokenCmd(),
-		a.promoteCmd(),
-		a.rollbackCmd(),
-		a.gateCmd(),
-		a.reportOutcomeCmd(),
-		a.versionCmd(),
-	)
+	// Commands by what they work on, as 'gavel --help' lists them.
+	groups := []struct {
+		id, title string
+		cmds      []*cobra.Command
+	}{
+		{"records", "Records and outcomes:", []*cobra.Command{a.ingestCmd(), a.importCmd(), a.recordsCmd(), a.splitCmd(), a.simCmd()}},
+		{"judges", "Judges and their calibration:", []*cobra.Command{a.judgeCmd(), a.evalCmd(), a.teachCmd(), a.calibrateCmd(),
+			a.promptsCmd(), a.noiseCmd(), a.driftCmd(), a.agreementCmd(), a.demoCmd()}},
+		{"data", "Benchmarks and training data:", []*cobra.Command{a.benchCmd(), a.execCmd(), a.acrCmd()}},
+		{"models", "Models, their calls and the store:", []*cobra.Command{a.askCmd(), a.batchCmd(), a.cacheCmd(), a.dbCmd(), a.workerCmd(), a.versionCmd()}},
+		{"service", "The service and its clients:", []*cobra.Command{a.serveCmd(), a.tokenCmd(), a.promoteCmd(), a.rollbackCmd(),
+			a.gateCmd(), a.reportOutcomeCmd()}},
+	}
+	for _, g := range groups {
+		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
+		for _, c := range g.cmds {
+			c.GroupID = g.id
+			root.AddCommand(c)
+		}
+	}
 	setHelp(root)
 	return root
 }
@@ -259,11 +249,7 @@ func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // env is the use cases' environment over a store and a model service, with

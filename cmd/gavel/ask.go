@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/run"
 )
 
@@ -53,29 +51,19 @@ func (a *app) ask(cmd *cobra.Command, prompt string, f *askFlags, hasTemp, hasSe
 		}
 		prompt = string(b)
 	}
-	if strings.TrimSpace(prompt) == "" {
-		return usagef("the prompt is empty")
-	}
-	req := &llm.Request{Model: f.model, MaxTokens: f.maxTokens, Sample: f.sample}
-	if f.system != "" {
-		req.Messages = append(req.Messages, llm.Message{Role: llm.System, Content: f.system})
-	}
-	req.Messages = append(req.Messages, llm.Message{Role: llm.User, Content: prompt})
+	cfg := run.AskConfig{Model: f.model, System: f.system, Prompt: prompt, SchemaName: f.schemaName, MaxTokens: f.maxTokens, Sample: f.sample}
 	if hasTemp {
-		req.Temperature = &f.temperature
+		cfg.Temperature = &f.temperature
 	}
 	if hasSeed {
-		req.Seed = &f.seed
+		cfg.Seed = &f.seed
 	}
 	if f.schemaFile != "" {
 		b, err := os.ReadFile(f.schemaFile)
 		if err != nil {
 			return fmt.Errorf("--schema: %w", err)
 		}
-		if err := llm.CheckSchema(b); err != nil {
-			return fmt.Errorf("--schema %s: %w", f.schemaFile, err)
-		}
-		req.Schema = &llm.Schema{Name: f.schemaName, JSON: b}
+		cfg.Schema = b
 	}
 	ctx := cmd.Context()
 	db, err := a.openStore(ctx)
@@ -87,7 +75,7 @@ func (a *app) ask(cmd *cobra.Command, prompt string, f *askFlags, hasTemp, hasSe
 	if err != nil {
 		return err
 	}
-	res, err := run.Ask(ctx, svc, req)
+	res, err := run.Ask(ctx, svc, cfg)
 	if err != nil {
 		return stopped(err, svc.Stats().Pending)
 	}

@@ -205,7 +205,7 @@ func (a *app) batchExportCmd() *cobra.Command {
 			}
 			defer db.Close()
 			var res *llm.BatchExport
-			err = writeAtomic(out, a.stdout, func(w io.Writer) error {
+			err = a.writeFile(out, func(w io.Writer) error {
 				var err error
 				res, err = llm.ExportPending(cmd.Context(), db.Cache(), registry(), format, w)
 				return err

@@ -14,6 +14,7 @@ import (
 	"github.com/gavelhq/gavel/bench/problems"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/queue"
 	"github.com/gavelhq/gavel/report"
 	"github.com/gavelhq/gavel/run"
@@ -95,9 +96,6 @@ func (a *app) benchBuild(cmd *cobra.Command, f *benchBuildFlags) error {
 	if f.mf.dryRun {
 		// Nothing is run and nothing is sent: only the model's
 		// calls are planned (none without --model).
-		if f.mf.queue || f.mf.batch {
-			return usagef("--dry-run sends nothing: leave out --queue and --batch")
-		}
 		db, err := a.openStore(cmd.Context())
 		if err != nil {
 			return err
@@ -148,7 +146,7 @@ func (a *app) benchBuild(cmd *cobra.Command, f *benchBuildFlags) error {
 	}
 	prog := a.newProgress("bench build: candidates checked", 0)
 	f.opt.Progress = func(done, _ int) { prog.update(done) }
-	res, err := run.BenchBuild(cmd.Context(), ps, mod, f.opt, f.out, func(fn func(io.Writer) error) error { return writeAtomic(f.out, a.stdout, fn) })
+	res, err := run.BenchBuild(cmd.Context(), ps, mod, f.opt, f.out, func(fn func(io.Writer) error) error { return a.writeFile(f.out, fn) })
 	prog.done()
 	if err != nil {
 		return err
@@ -162,8 +160,7 @@ type benchRunFlags struct {
 	judgeName   string
 	reportFile  string
 	metricNames []string
-	resamples   int
-	seed        uint64
+	boot        metrics.BootstrapOptions
 }
 
 func (a *app) benchRunCmd() *cobra.Command {
@@ -180,8 +177,7 @@ func (a *app) benchRunCmd() *cobra.Command {
 	fl.StringVar(&f.judgeName, "judge", "", "a judge to meta-evaluate (built-in or YAML)")
 	fl.StringSliceVar(&f.metricNames, "metrics", []string{"token_similarity", "ast_similarity", "compile_only"}, "built-in metrics to meta-evaluate")
 	fl.StringVar(&f.reportFile, "report", "", "write an HTML report")
-	fl.IntVar(&f.resamples, "resamples", 2000, "bootstrap resamples")
-	fl.Uint64Var(&f.seed, "seed", 1, "bootstrap seed")
+	bootVar(fl, &f.boot, 2000)
 	return cmd
 }
 
@@ -190,7 +186,7 @@ func (a *app) benchRun(cmd *cobra.Command, f *benchRunFlags) error {
 		return usagef("bench run needs --bench BENCH.jsonl")
 	}
 	cfg := run.BenchRunConfig{File: f.file, Metrics: f.metricNames, Model: f.mf.model, Concurrency: f.mf.concurrency,
-		Resamples: f.resamples, Seed: f.seed, Simulated: isSim(f.mf.model)}
+		Resamples: f.boot.Resamples, Seed: f.boot.Seed, Simulated: isSim(f.mf.model)}
 	env := &run.Env{}
 	if f.judgeName != "" {
 		s, err := judge.Load(f.judgeName)
@@ -217,7 +213,7 @@ func (a *app) benchRun(cmd *cobra.Command, f *benchRunFlags) error {
 		a.printCalls(*res.Calls)
 	}
 	if f.reportFile != "" {
-		if err := writeAtomic(f.reportFile, a.stdout, func(w io.Writer) error { return report.WriteBench(w, res.Report) }); err != nil {
+		if err := a.writeFile(f.reportFile, func(w io.Writer) error { return report.WriteBench(w, res.Report) }); err != nil {
 			return err
 		}
 		a.reportWritten(f.reportFile)
@@ -229,17 +225,7 @@ func (a *app) benchRun(cmd *cobra.Command, f *benchRunFlags) error {
 // beside any workers, and waits until all have ended: every candidate's
 // result is then in the store's cache.
 func (a *app) benchThroughQueue(ctx context.Context, db store.Store, file string, ps []*problems.Problem, opt bench.BuildOptions, mf modelFlags) error {
-	r, stop, err := startQueue(ctx, db, max(1, opt.Concurrency), mf, mf.q)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	ids, err := queue.EnqueueBench(ctx, r.Client, file, ps, opt)
-	if err != nil {
-		return err
-	}
-	prog := a.newProgress("bench build: problems validated (queue)", len(ids))
-	err = r.Wait(ctx, ids, func(done, _ int) { prog.update(done) })
-	prog.done()
-	return err
+	return a.runUnits(ctx, db, max(1, opt.Concurrency), mf, "bench build: problems validated (queue)", func(c *queue.Client) ([]int64, error) {
+		return queue.EnqueueBench(ctx, c, file, ps, opt)
+	})
 }

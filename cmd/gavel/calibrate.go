@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"io"
 	"strings"
 
@@ -13,21 +11,10 @@ import (
 	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/refine"
-	"github.com/gavelhq/gavel/report"
 	"github.com/gavelhq/gavel/run"
 	"github.com/gavelhq/gavel/store"
 	"github.com/gavelhq/gavel/teacher"
 )
-
-// loadParts reads a split's three parts, the first limit of each when
-// limit > 0.
-func loadParts(ctx context.Context, db store.Store, name string, exclude []string, limit int) (refine.Data, error) {
-	ex, err := record.ParseStatuses(exclude)
-	if err != nil {
-		return refine.Data{}, usagef("--exclude-status: %v", err)
-	}
-	return run.Parts(ctx, db, "split", name, ex, limit)
-}
 
 func (a *app) teachCmd() *cobra.Command {
 	var f judgeFlags
@@ -78,8 +65,7 @@ type calibrateFlags struct {
 	maxIter, maxChars         int
 	ablate                    string
 	reportFile                string
-	resamples                 int
-	seed                      uint64
+	boot                      metrics.BootstrapOptions
 }
 
 func (a *app) calibrateCmd() *cobra.Command {
@@ -102,8 +88,7 @@ func (a *app) calibrateCmd() *cobra.Command {
 	fl.IntVar(&f.maxChars, "max-prompt-chars", 0, "length cap of the revised prompt (default twice the original, at least 4000)")
 	fl.StringVar(&f.ablate, "ablate-input", "", "also calibrate without this input (e.g. reference) and report both side by side")
 	fl.StringVar(&f.reportFile, "report", "", "write an HTML report to this file (and Markdown beside it)")
-	fl.IntVar(&f.resamples, "resamples", 10_000, "bootstrap resamples")
-	fl.Uint64Var(&f.seed, "seed", 1, "bootstrap seed")
+	bootVar(fl, &f.boot, 10_000)
 	return cmd
 }
 
@@ -153,7 +138,7 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	if _, err := teacher.ParseQuorum(f.quorum); err != nil {
 		return usagef("--teacher-quorum: %v", err)
 	}
-	cfg := run.CalibrateConfig{Refine: f.config(s, metrics.BootstrapOptions{Resamples: f.resamples, Seed: f.seed}), Split: f.split,
+	cfg := run.CalibrateConfig{Refine: f.config(s, f.boot), Split: f.split,
 		Repeats: f.repeats, ResampleTrain: f.resampleTrain, Ablate: f.ablate, Simulated: isSim(f.model), GavelVersion: buildVersion().Version}
 	if err := run.CheckCalibrate(cfg); err != nil {
 		return err
@@ -163,7 +148,7 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 		return err
 	}
 	defer db.Close()
-	cfg.Data, err = loadParts(ctx, db, f.split, f.excludeStatus, f.limit)
+	cfg.Data, err = run.Parts(ctx, db, "split", f.split, f.excludeStatus, f.limit)
 	if err == nil {
 		d := cfg.Data
 		err = f.checkRecords(append(append(append([]*record.Record(nil), d.Train...), d.Val...), d.Test...), append(f.teachers(), f.editorModel)...)
@@ -186,24 +171,13 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 		return stopped(err, svc.Stats().Pending)
 	}
 	if f.reportFile != "" {
-		if err := writeReports(f.reportFile, a.stdout, out.Report); err != nil {
+		if err := run.WriteCalibrationReports(out.Report, f.reportFile, a.writeFile); err != nil {
 			return err
 		}
 		a.reportWritten(f.reportFile)
 	}
 	a.printCalls(out.Calls)
 	return a.output(out)
-}
-
-func writeReports(htmlFile string, stdout io.Writer, rep *report.CalibrationReport) error {
-	if err := writeAtomic(htmlFile, stdout, func(w io.Writer) error { return report.WriteCalibration(w, rep) }); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	md := strings.TrimSuffix(htmlFile, ".html") + ".md"
-	if md == htmlFile {
-		md += ".md"
-	}
-	return writeAtomic(md, stdout, func(w io.Writer) error { return report.WriteCalibrationMarkdown(w, rep) })
 }
 
 func (a *app) promptsCmd() *cobra.Command {

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gavelhq/gavel/llm"
-	"github.com/gavelhq/gavel/report"
 	"github.com/gavelhq/gavel/run"
 	"github.com/gavelhq/gavel/store"
 	"github.com/gavelhq/gavel/store/sqlite"
@@ -76,9 +75,7 @@ func (a *app) demo(cmd *cobra.Command, f *demoFlags) error {
 		sum.Files["store"] = ""
 	}
 	sum.Seconds = time.Since(start).Seconds()
-	if err := writeAtomic(sum.Files["summary.json"], a.stdout, func(w io.Writer) error {
-		return writeJSONTo(w, sum)
-	}); err != nil {
+	if err := a.writeFile(sum.Files["summary.json"], func(w io.Writer) error { return writeJSONTo(w, sum) }); err != nil {
 		return err
 	}
 	return a.output(sum)
@@ -96,17 +93,5 @@ func (a *app) runDemo(ctx context.Context, db store.Store, out string, cfg run.D
 	if err != nil {
 		return nil, err
 	}
-	sum.Files = map[string]string{
-		"report.html":  filepath.Join(out, "report.html"),
-		"summary.md":   filepath.Join(out, "summary.md"),
-		"summary.json": filepath.Join(out, "summary.json"),
-		"store":        filepath.Join(out, "gavel.db"),
-	}
-	if err := writeAtomic(sum.Files["report.html"], a.stdout, func(w io.Writer) error { return report.WriteCalibration(w, rep) }); err != nil {
-		return nil, err
-	}
-	if err := writeAtomic(sum.Files["summary.md"], a.stdout, func(w io.Writer) error { return report.WriteCalibrationMarkdown(w, rep) }); err != nil {
-		return nil, err
-	}
-	return sum, nil
+	return sum, run.WriteDemoReports(sum, rep, out, a.writeFile)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -39,58 +40,15 @@ func (a *app) ingestCmd() *cobra.Command {
 }
 
 func (a *app) decoder(f ingestFlags) (record.Decoder, error) {
-	format := f.format
-	if format == "" {
-		format = "native"
-		if f.fieldMap != "" {
-			format = "map"
-		}
+	dec, err := record.NewDecoder(record.DecoderOptions{Format: f.format, FieldMap: f.fieldMap, Source: f.source, Gold: f.gold})
+	var oe *record.OptionError
+	if errors.As(err, &oe) {
+		return nil, usagef("--%v", err)
 	}
-	var src record.Source
-	if f.source != "" {
-		s, err := record.ParseSource(f.source)
-		if err != nil {
-			return nil, usagef("--source: %v", err)
-		}
-		src = s
+	if err != nil {
+		return nil, fmt.Errorf("--%w", err)
 	}
-	if f.fieldMap != "" && format != "map" {
-		return nil, usagef("--map is only for --format map")
-	}
-	if f.gold != "" && format != "swebench" {
-		return nil, usagef("--gold is only for --format swebench")
-	}
-	switch format {
-	case "native":
-		if src != "" {
-			return nil, usagef("--source is for the map format; native records carry their own")
-		}
-		return record.Native{}, nil
-	case "map":
-		if f.fieldMap == "" {
-			return nil, usagef("--format map needs --map")
-		}
-		fm, err := record.ParseFieldMap(f.fieldMap)
-		if err != nil {
-			return nil, usagef("--map: %v", err)
-		}
-		fm.Source = src
-		return fm, nil
-	case "swebench":
-		d := &record.SWEBench{}
-		if f.gold != "" {
-			rc, err := record.OpenInput(f.gold)
-			if err != nil {
-				return nil, fmt.Errorf("--gold: %w", err)
-			}
-			defer rc.Close()
-			if d.Gold, err = record.ReadGold(f.gold, rc); err != nil {
-				return nil, fmt.Errorf("--gold: %w", err)
-			}
-		}
-		return d, nil
-	}
-	return nil, usagef("--format %q: want native, map or swebench", format)
+	return dec, nil
 }
 
 func (a *app) ingest(cmd *cobra.Command, files []string, f ingestFlags) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/report"
 	"github.com/gavelhq/gavel/run"
@@ -23,19 +24,14 @@ type judgeFlags struct {
 	judge         string
 	split         string
 	inputs        []string
-	excludeStatus []string
+	excludeStatus []record.Status
 	limit         int
 }
 
-// first keeps the first limit records (all when limit <= 0).
 // records reads a split part's records with the statuses --exclude-status
 // names left out, the first limit of them when limit > 0.
 func (f *judgeFlags) records(ctx context.Context, db store.Store, ref string, limit int) ([]*record.Record, error) {
-	ex, err := record.ParseStatuses(f.excludeStatus)
-	if err != nil {
-		return nil, usagef("--exclude-status: %v", err)
-	}
-	return run.Records(ctx, db, "split", ref, ex, limit)
+	return run.Records(ctx, db, "split", ref, f.excludeStatus, limit)
 }
 
 func (f *judgeFlags) register(a *app, cmd *cobra.Command) {
@@ -44,7 +40,7 @@ func (f *judgeFlags) register(a *app, cmd *cobra.Command) {
 	fl.StringVar(&f.judge, "judge", "passfail", "judge: a built-in ("+strings.Join(judge.Builtins(), ", ")+") or a YAML spec file")
 	fl.StringVar(&f.split, "split", "", "records to judge: NAME:PART of a split made with 'gavel split'")
 	fl.StringSliceVar(&f.inputs, "inputs", nil, "what the judge sees, e.g. task,candidate (default: the judge's own; add context.KEY for context entries)")
-	fl.StringSliceVar(&f.excludeStatus, "exclude-status", nil, "leave out records with these statuses (e.g. draft)")
+	statusesVar(fl, &f.excludeStatus, "exclude-status", "leave out records with these statuses (e.g. draft)")
 	fl.IntVar(&f.limit, "limit", 0, "only the first N records (of each part, for calibrate): a quick first try")
 }
 
@@ -162,8 +158,7 @@ type evalFlags struct {
 	compare    string
 	version    string
 	reportFile string
-	resamples  int
-	seed       uint64
+	boot       metrics.BootstrapOptions
 	failUnder  float64
 }
 
@@ -183,8 +178,7 @@ func (a *app) evalCmd() *cobra.Command {
 	fl.StringVar(&f.compare, "compare", "", "a second judge: report the paired difference")
 	fl.StringVar(&f.version, "version", "", "evaluate this stored prompt version of the judge (a hash or a unique prefix, e.g. the one a calibration selected) beside the original it descends from, with the paired gain: with another --model, whether the calibration transfers")
 	fl.StringVar(&f.reportFile, "report", "", "write an HTML report to this file")
-	fl.IntVar(&f.resamples, "resamples", 10_000, "bootstrap resamples")
-	fl.Uint64Var(&f.seed, "seed", 1, "bootstrap seed")
+	bootVar(fl, &f.boot, 10_000)
 	fl.Float64Var(&f.failUnder, "fail-under-pi", math.NaN(), "a CI gate: exit 1 when Scott's pi is under this (undefined pi fails too)")
 	return cmd
 }
@@ -201,18 +195,14 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 			return err
 		}
 	}
-	ex, err := record.ParseStatuses(f.excludeStatus)
-	if err != nil {
-		return usagef("--exclude-status: %v", err)
-	}
 	db, err := a.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	e, err := run.PrepareEval(ctx, db, run.EvalConfig{Judge: s, Model: f.model, Split: f.split, ExcludeStatus: ex, Limit: f.limit,
+	e, err := run.PrepareEval(ctx, db, run.EvalConfig{Judge: s, Model: f.model, Split: f.split, ExcludeStatus: f.excludeStatus, Limit: f.limit,
 		Threshold: f.threshold, TuneOn: f.tuneOn, TuneMetric: f.tuneMetric, Compare: other, Version: f.version,
-		Resamples: f.resamples, Seed: f.seed, Concurrency: f.concurrency, Simulated: isSim(f.model), GavelVersion: buildVersion().Version,
+		Resamples: f.boot.Resamples, Seed: f.boot.Seed, Concurrency: f.concurrency, Simulated: isSim(f.model), GavelVersion: buildVersion().Version,
 		CheckRecords: func(rs []*record.Record) error { return f.checkRecords(rs) }})
 	if err != nil {
 		return err
@@ -232,7 +222,7 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 		return stopped(err, svc.Stats().Pending)
 	}
 	if f.reportFile != "" {
-		if err := writeAtomic(f.reportFile, a.stdout, func(w io.Writer) error { return report.WriteEval(w, out.Report) }); err != nil {
+		if err := a.writeFile(f.reportFile, func(w io.Writer) error { return report.WriteEval(w, out.Report) }); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 	}

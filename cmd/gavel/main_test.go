@@ -306,7 +306,7 @@ func TestIngestSWEBench(t *testing.T) {
 	if r.Outcome.Label != "fail" || r.Candidate != "" || r.Reference != "gold 2" {
 		t.Fatalf("second record %+v", r)
 	}
-	if r := gavel(t, db, "ingest", preds, "--gold", gold); r.code != 2 || !strings.Contains(r.stderr, "--gold is only for --format swebench") {
+	if r := gavel(t, db, "ingest", preds, "--gold", gold); r.code != 2 || !strings.Contains(r.stderr, "--gold: only for the swebench format") {
 		t.Fatalf("--gold without the format: %+v", r)
 	}
 }

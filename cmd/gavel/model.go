@@ -64,15 +64,10 @@ func (m *modelFlags) register(fl *pflag.FlagSet, use modelUse) {
 	fl.StringVar(&m.model, "model", model, modelUsage)
 	fl.BoolVar(&m.simOnReal, "sim-on-real", false, "let the simulated model (sim) judge records the simulated world did not make; its outputs say so, and are no evidence about any real model")
 	fl.StringVar(&m.baseURL, "base-url", "", "base URL of the model's server, e.g. http://127.0.0.1:8000/v1 for vLLM (default OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the provider's)")
-	fl.IntVar(&m.concurrency, "concurrency", 8, "model calls in flight per provider")
-	fl.IntVar(&m.rpm, "rpm", 0, "requests per minute per provider (0: no limit)")
-	fl.IntVar(&m.tpm, "tpm", 0, "tokens per minute per provider, estimated before each call (0: no limit)")
-	fl.IntVar(&m.maxAttempts, "max-attempts", 6, "HTTP calls per request, retries included")
-	fl.DurationVar(&m.timeout, "timeout", 5*time.Minute, "time limit of one call")
+	m.registerLimits(fl)
 	fl.BoolVar(&m.offline, "offline", false, "send nothing: record cache misses as pending and stop (exit 3); see 'gavel batch'")
 	fl.BoolVar(&m.noCache, "no-cache", false, "do not read answers from the cache (they are still written)")
 	fl.Float64Var(&m.maxCost, "max-cost", 0, "stop before spending more than this many US dollars (exit 3; rerun to resume)")
-	fl.StringVar(&m.prices, "prices", os.Getenv("GAVEL_PRICES"), "price table overriding the built-in one (JSON; env GAVEL_PRICES)")
 	fl.BoolVar(&m.batch, "batch", false, "run through the providers' batch APIs, stage by stage: each stage's requests go out as one batch (half price), and the command goes on when it has ended")
 	fl.DurationVar(&m.batchPoll, "batch-poll", time.Minute, "with --batch, how often to ask whether a batch has ended")
 	queueUsage := "spread the work over 'gavel worker' processes through the store's work queue (PostgreSQL): each stage's model calls become units; this command works units too"
@@ -82,6 +77,17 @@ func (m *modelFlags) register(fl *pflag.FlagSet, use modelUse) {
 	fl.BoolVar(&m.queue, "queue", false, queueUsage)
 	m.q.register(fl)
 	fl.BoolVar(&m.dryRun, "dry-run", false, "send nothing: print the calls by role and stage, how many the cache answers, the estimated tokens and the cost range (judge, eval, teach, calibrate, acr)")
+}
+
+// registerLimits adds the flags of how calls go out: limits, retries and
+// prices (the worker's model flags).
+func (m *modelFlags) registerLimits(fl *pflag.FlagSet) {
+	fl.IntVar(&m.concurrency, "concurrency", 8, "model calls in flight per provider")
+	fl.IntVar(&m.rpm, "rpm", 0, "requests per minute per provider (0: no limit)")
+	fl.IntVar(&m.tpm, "tpm", 0, "tokens per minute per provider, estimated before each call (0: no limit)")
+	fl.IntVar(&m.maxAttempts, "max-attempts", 6, "HTTP calls per request, retries included")
+	fl.DurationVar(&m.timeout, "timeout", 5*time.Minute, "time limit of one call")
+	fl.StringVar(&m.prices, "prices", os.Getenv("GAVEL_PRICES"), "price table overriding the built-in one (JSON; env GAVEL_PRICES)")
 }
 
 // errNoModel is the usage error of a command run without a model.

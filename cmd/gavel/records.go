@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/google/renameio/v2"
 	"github.com/spf13/cobra"
@@ -20,18 +18,18 @@ import (
 // records.
 type filterFlags struct {
 	split         string
-	labels        []string
-	statuses      []string
-	excludeStatus []string
+	labels        []record.Label
+	statuses      []record.Status
+	excludeStatus []record.Status
 	group         string
 	limit         int
 }
 
 func (f *filterFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.split, "split", "", "only records of a split, or of one part: NAME or NAME:train|val|test")
-	fl.StringSliceVar(&f.labels, "label", nil, "only records with these labels (pass, fail)")
-	fl.StringSliceVar(&f.statuses, "status", nil, "only records with these statuses")
-	fl.StringSliceVar(&f.excludeStatus, "exclude-status", nil, "leave out records with these statuses (e.g. draft)")
+	labelsVar(fl, &f.labels, "label", "only records with these labels (pass, fail)")
+	statusesVar(fl, &f.statuses, "status", "only records with these statuses")
+	statusesVar(fl, &f.excludeStatus, "exclude-status", "leave out records with these statuses (e.g. draft)")
 	fl.StringVar(&f.group, "group", "", "only records of this group")
 	fl.IntVar(&f.limit, "limit", 0, "at most this many records (0: all)")
 }
@@ -45,20 +43,7 @@ func (f *filterFlags) filter() (record.Filter, error) {
 		}
 		out.Split, out.Part = name, part
 	}
-	for _, l := range f.labels {
-		lab, err := record.ParseLabel(l)
-		if err != nil {
-			return out, usagef("--label: %v", err)
-		}
-		out.Labels = append(out.Labels, lab)
-	}
-	var err error
-	if out.Statuses, err = record.ParseStatuses(f.statuses); err != nil {
-		return out, usagef("--status: %v", err)
-	}
-	if out.ExcludeStatus, err = record.ParseStatuses(f.excludeStatus); err != nil {
-		return out, usagef("--exclude-status: %v", err)
-	}
+	out.Labels, out.Statuses, out.ExcludeStatus = f.labels, f.statuses, f.excludeStatus
 	if f.limit < 0 {
 		return out, usagef("--limit must not be negative")
 	}
@@ -103,15 +88,6 @@ func (a *app) recordsStatsCmd() *cobra.Command {
 	return cmd
 }
 
-type listedRecord struct {
-	ID     string `json:"id"`
-	Label  string `json:"label"`
-	Status string `json:"status"`
-	Source string `json:"source"`
-	Group  string `json:"group,omitempty"`
-	Task   string `json:"task"`
-}
-
 func (a *app) recordsListCmd() *cobra.Command {
 	var ff filterFlags
 	cmd := &cobra.Command{
@@ -128,45 +104,15 @@ func (a *app) recordsListCmd() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			list := []listedRecord{}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			if !a.json {
-				fmt.Fprintln(tw, "ID\tLABEL\tSTATUS\tSOURCE\tGROUP\tTASK")
-			}
-			err = db.Records(cmd.Context(), f, func(r *record.Record) error {
-				l := listedRecord{ID: r.ID, Label: string(r.Outcome.Label), Status: string(r.Outcome.Status),
-					Source: string(r.Outcome.Source), Group: r.Group, Task: firstLine(r.Task, 60)}
-				if a.json {
-					list = append(list, l)
-					return nil
-				}
-				_, err := fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", l.ID, l.Label, l.Status, l.Source, l.Group, l.Task)
-				return err
-			})
+			list, err := run.ListRecords(cmd.Context(), db, f)
 			if err != nil {
 				return err
 			}
-			if a.json {
-				return a.writeJSON(list)
-			}
-			return tw.Flush()
+			return a.output(list)
 		},
 	}
 	ff.register(cmd.Flags())
 	return cmd
-}
-
-// firstLine returns the first non-blank line of s, cut to n runes.
-func firstLine(s string, n int) string {
-	for _, line := range strings.Split(s, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			if r := []rune(line); len(r) > n {
-				return string(r[:n-1]) + "…"
-			}
-			return line
-		}
-	}
-	return ""
 }
 
 func (a *app) recordsExportCmd() *cobra.Command {
@@ -193,15 +139,10 @@ func (a *app) recordsExportCmd() *cobra.Command {
 			}
 			defer db.Close()
 			n := 0
-			err = writeAtomic(out, a.stdout, func(w io.Writer) error {
+			err = a.writeFile(out, func(w io.Writer) error {
 				return db.Records(cmd.Context(), f, func(r *record.Record) error {
-					b, err := r.Canonical()
-					if err != nil {
-						return err
-					}
 					n++
-					_, err = fmt.Fprintf(w, "%s\n", b)
-					return err
+					return run.WriteRecords(w, r)
 				})
 			})
 			if err != nil {
@@ -237,6 +178,11 @@ func writeAtomic(name string, stdout io.Writer, fn func(io.Writer) error) error 
 		return err
 	}
 	return pf.CloseAtomicallyReplace()
+}
+
+// writeFile is writeAtomic with the command's stdout for "-".
+func (a *app) writeFile(name string, fn func(io.Writer) error) error {
+	return writeAtomic(name, a.stdout, fn)
 }
 
 func writeBuffered(w io.Writer, fn func(io.Writer) error) error {

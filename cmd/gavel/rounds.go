@@ -62,6 +62,8 @@ func (a *app) withModel(cmd *cobra.Command, m *modelFlags, use modelUse) {
 // command runs once as it is.
 func (a *app) answerer(cmd *cobra.Command, m *modelFlags) (llm.Answerer, error) {
 	switch {
+	case m.dryRun && (m.queue || m.batch):
+		return nil, usagef("--dry-run sends nothing: leave out --queue and --batch")
 	case m.queue:
 		switch m.queueMode {
 		case queueOwn:

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/metrics"
@@ -266,10 +267,7 @@ type clientFlags struct {
 	timeout    time.Duration
 }
 
-func (c *clientFlags) register(fl interface {
-	StringVar(*string, string, string, string)
-	DurationVar(*time.Duration, string, time.Duration, string)
-}) {
+func (c *clientFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&c.url, "server", os.Getenv("GAVEL_SERVER"), "the gavel service's URL (env GAVEL_SERVER)")
 	fl.StringVar(&c.token, "token", os.Getenv("GAVEL_TOKEN"), "API token (env GAVEL_TOKEN; prefer the environment, flags show in process lists)")
 	fl.DurationVar(&c.timeout, "timeout", 5*time.Minute, "time limit of the request")

@@ -33,13 +33,9 @@ func (a *app) simCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			err = writeAtomic(out, a.stdout, func(w io.Writer) error {
+			err = a.writeFile(out, func(w io.Writer) error {
 				for i := range rs {
-					b, err := rs[i].Canonical()
-					if err != nil {
-						return err
-					}
-					if _, err := fmt.Fprintf(w, "%s\n", b); err != nil {
+					if err := run.WriteRecords(w, &rs[i]); err != nil {
 						return err
 					}
 				}

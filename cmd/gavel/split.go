@@ -10,7 +10,7 @@ import (
 
 func (a *app) splitCmd() *cobra.Command {
 	var spec record.SplitSpec
-	var exclude []string
+
 	var replace bool
 	cmd := &cobra.Command{
 		Use:   "split NAME",
@@ -18,11 +18,6 @@ func (a *app) splitCmd() *cobra.Command {
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			spec.Name = argv[0]
-			st, err := record.ParseStatuses(exclude)
-			if err != nil {
-				return usagef("--exclude-status: %v", err)
-			}
-			spec.ExcludeStatus = st
 			if err := spec.Validate(); err != nil {
 				return usageError{err}
 			}
@@ -45,7 +40,7 @@ func (a *app) splitCmd() *cobra.Command {
 	fl.Float64Var(&spec.Test, "test", 0.3, "fraction of records for test")
 	fl.Uint64Var(&spec.Seed, "seed", 1, "seed of the draw")
 	fl.BoolVar(&spec.ByTime, "by-time", false, "oldest records to train, newest to test (needs outcome.at)")
-	fl.StringSliceVar(&exclude, "exclude-status", nil, "leave records with these statuses out of the split (e.g. draft)")
+	statusesVar(fl, &spec.ExcludeStatus, "exclude-status", "leave records with these statuses out of the split (e.g. draft)")
 	fl.BoolVar(&replace, "replace", false, "replace an existing split of the same name")
 
 	cmd.AddCommand(a.splitShowCmd(), a.splitListCmd())

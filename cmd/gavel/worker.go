@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -95,12 +94,7 @@ func (a *app) workerCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&jobs, "jobs", 2, "units worked at once")
-	fl.IntVar(&m.concurrency, "concurrency", 8, "model calls in flight per provider")
-	fl.IntVar(&m.rpm, "rpm", 0, "requests per minute per provider (0: no limit)")
-	fl.IntVar(&m.tpm, "tpm", 0, "tokens per minute per provider, estimated before each call (0: no limit)")
-	fl.IntVar(&m.maxAttempts, "max-attempts", 6, "HTTP calls per request, retries included")
-	fl.DurationVar(&m.timeout, "timeout", 5*time.Minute, "time limit of one call")
-	fl.StringVar(&m.prices, "prices", os.Getenv("GAVEL_PRICES"), "price table overriding the built-in one (JSON; env GAVEL_PRICES)")
+	m.registerLimits(fl)
 	q.register(fl)
 	return cmd
 }
@@ -116,6 +110,23 @@ func (m *modelFlags) checkQueue() error {
 		return usagef("--max-cost counts one process's spending, and with --queue the workers spend: leave it out (or run without --queue)")
 	}
 	return nil
+}
+
+// runUnits enqueues a command's own units, works them beside any workers
+// and waits until all have ended, showing how many have.
+func (a *app) runUnits(ctx context.Context, db store.Store, jobs int, m modelFlags, label string, enqueue func(*queue.Client) ([]int64, error)) error {
+	r, stop, err := startQueue(ctx, db, jobs, m, m.q)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	ids, err := enqueue(r.Client)
+	if err != nil {
+		return err
+	}
+	prog := a.newProgress(label, len(ids))
+	defer prog.done()
+	return r.Wait(ctx, ids, func(done, _ int) { prog.update(done) })
 }
 
 // queueRound enqueues the pending requests and waits for their units.
