@@ -7,7 +7,6 @@ import (
 	"github.com/gavelhq/gavel/record"
 )
 
-
 func TestTextOfResults(t *testing.T) {
 	var b strings.Builder
 	j := &JudgeResult{Judge: "passfail", Prompt: "0123456789abcdef", Model: "sim", Simulated: true, Records: 5, Pass: 2, Fail: 2, Invalid: 1}
