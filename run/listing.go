@@ -218,9 +218,10 @@ func (r *ReviewAgreementResult) WriteText(w io.Writer) error {
 // DryRunResult is what a run would send (--dry-run); its field names are a
 // contract.
 type DryRunResult struct {
-	DryRun bool            `json:"dry_run"`
-	Lines  []*llm.PlanLine `json:"lines"`
-	Total  llm.PlanLine    `json:"total"`
+	ResultVersion int             `json:"result_version"`
+	DryRun        bool            `json:"dry_run"`
+	Lines         []*llm.PlanLine `json:"lines"`
+	Total         llm.PlanLine    `json:"total"`
 }
 
 // NewDryRun is the plan's lines and total.
@@ -229,7 +230,7 @@ func NewDryRun(plan *llm.Plan) *DryRunResult {
 	if plan.Lines == nil {
 		plan.Lines = []*llm.PlanLine{} // a run that calls no model
 	}
-	return &DryRunResult{DryRun: true, Lines: plan.Lines, Total: total}
+	return &DryRunResult{ResultVersion: ResultVersion, DryRun: true, Lines: plan.Lines, Total: total}
 }
 
 // WriteText writes a table of the calls by role and stage.
@@ -259,19 +260,20 @@ func (r *DryRunResult) WriteText(w io.Writer) error {
 
 // AskResult is one model call's answer (ask).
 type AskResult struct {
-	Key          string          `json:"key"`
-	Model        string          `json:"model"`
-	Text         string          `json:"text"`
-	JSON         json.RawMessage `json:"json,omitempty"`
-	Invalid      bool            `json:"invalid"`
-	ParseError   string          `json:"parse_error,omitempty"`
-	Usage        llm.Usage       `json:"usage"`
-	Cost         float64         `json:"cost_usd"`
-	Priced       bool            `json:"priced"`
-	LatencyMS    int64           `json:"latency_ms"`
-	Cached       bool            `json:"cached"`
-	Attempts     int             `json:"attempts"`
-	ModelVersion string          `json:"model_version,omitempty"`
+	ResultVersion int             `json:"result_version"`
+	Key           string          `json:"key"`
+	Model         string          `json:"model"`
+	Text          string          `json:"text"`
+	JSON          json.RawMessage `json:"json,omitempty"`
+	Invalid       bool            `json:"invalid"`
+	ParseError    string          `json:"parse_error,omitempty"`
+	Usage         llm.Usage       `json:"usage"`
+	Cost          float64         `json:"cost_usd"`
+	Priced        bool            `json:"priced"`
+	LatencyMS     int64           `json:"latency_ms"`
+	Cached        bool            `json:"cached"`
+	Attempts      int             `json:"attempts"`
+	ModelVersion  string          `json:"model_version,omitempty"`
 }
 
 // AskConfig is one question to a model.
@@ -310,7 +312,7 @@ func Ask(ctx context.Context, client llm.Client, cfg AskConfig) (*AskResult, err
 	if err != nil {
 		return nil, err
 	}
-	return &AskResult{Key: key, Model: req.Model, Text: resp.Text, JSON: resp.JSON, Invalid: resp.Invalid,
+	return &AskResult{ResultVersion: ResultVersion, Key: key, Model: req.Model, Text: resp.Text, JSON: resp.JSON, Invalid: resp.Invalid,
 		ParseError: resp.ParseError, Usage: resp.Usage, Cost: resp.Cost, Priced: resp.Priced,
 		LatencyMS: resp.Latency.Milliseconds(), Cached: resp.Cached, Attempts: resp.Attempts, ModelVersion: resp.ModelVersion}, nil
 }

@@ -2,6 +2,7 @@ package run
 
 import (
 	"github.com/gavelhq/gavel/acr"
+	bexec "github.com/gavelhq/gavel/bench/exec"
 	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
@@ -120,4 +121,17 @@ type PromoteResult struct {
 type RollbackResult struct {
 	ResultVersion int                `json:"result_version"`
 	Activation    *deploy.Activation `json:"activation"`
+}
+
+// BatchExportResult is the pending requests written as a batch file
+// (batch export).
+type BatchExportResult struct {
+	ResultVersion int `json:"result_version"`
+	*llm.BatchExport
+}
+
+// ExecResult is one program's run in the sandbox (exec).
+type ExecResult struct {
+	ResultVersion int `json:"result_version"`
+	*bexec.Result
 }

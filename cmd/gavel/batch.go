@@ -214,7 +214,7 @@ func (a *app) batchExportCmd() *cobra.Command {
 				return fmt.Errorf("batch export: %w", err)
 			}
 			if a.json {
-				return a.writeJSON(res)
+				return a.writeJSON(&run.BatchExportResult{ResultVersion: run.ResultVersion, BatchExport: res})
 			}
 			fmt.Fprintf(a.stderr, "wrote %d %s batch request(s) to %s", res.Exported, format, out)
 			if res.Other > 0 {

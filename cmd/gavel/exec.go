@@ -9,6 +9,7 @@ import (
 
 	bexec "github.com/gavelhq/gavel/bench/exec"
 	"github.com/gavelhq/gavel/bench/problems"
+	"github.com/gavelhq/gavel/run"
 )
 
 func (a *app) execCmd() *cobra.Command {
@@ -32,7 +33,7 @@ func (a *app) execCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := a.writeJSON(res); err != nil {
+			if err := a.writeJSON(&run.ExecResult{ResultVersion: run.ResultVersion, Result: res}); err != nil {
 				return err
 			}
 			if res.Status != bexec.Passed {

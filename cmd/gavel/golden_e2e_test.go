@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,10 +48,14 @@ func TestJSONGolden(t *testing.T) {
 		{"bench-run-metrics", []string{"bench", "run", "--bench", bench, "--resamples", "200"}},
 		{"agreement-pair", []string{"agreement", ratings, "--a", "a", "--b", "b", "--group", "team", "--resamples", "200", "--json"}},
 		{"agreement-coders", []string{"agreement", ratings, "--coders", "a,b,c", "--resamples", "200", "--json"}},
+		{"noise", []string{"noise", "--judge", "passfail", "--split", "main:train", "--flip", "0.25"}},
+		{"dry-run-calibrate", []string{"calibrate", "--judge", "rubric5", "--split", "main", "--max-iter", "1", "--dry-run"}},
+		{"split-show", []string{"split", "show", "main", "--json"}},
+		{"records-stats", []string{"records", "stats", "--exclude-status", "draft", "--json"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := c.args
-			if args[0] != "agreement" {
+			if !slices.Contains(args, "--json") {
 				args = append(args, one...)
 			}
 			out := strings.ReplaceAll(mustGavel(t, db, args...), dir, "$TMP")
