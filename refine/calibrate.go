@@ -170,6 +170,16 @@ type Result struct {
 	TunedThreshold int                       `json:"tuned_threshold,omitempty"`
 	Calibrated     *judge.Evaluation         `json:"-"`
 	Gain           map[string]metrics.Figure `json:"gain"`
+
+	// The records behind the figures (kept out of the JSON, which is
+	// the calibration's summary; the run log keeps them): the training
+	// records with the first teacher's label-blind predictions, and the
+	// test records with the original's and the selected prompt's verdicts.
+	Train              []*record.Record         `json:"-"`
+	Predictions        []teacher.Prediction     `json:"-"`
+	Test               []*record.Record         `json:"-"`
+	OriginalVerdicts   map[string]judge.Verdict `json:"-"`
+	CalibratedVerdicts map[string]judge.Verdict `json:"-"`
 }
 
 // SelectedSpec returns the selected prompt.
@@ -278,6 +288,9 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 				return nil, err
 			}
 			s1.pending += pending
+			if len(res.Predictions) == 0 {
+				res.Predictions = preds
+			}
 			if pending == 0 {
 				level := cfg.Boot.Level
 				if level == 0 {
@@ -421,6 +434,7 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 	if err := st2.err(); err != nil {
 		return nil, err
 	}
+	res.Train, res.Test, res.OriginalVerdicts, res.CalibratedVerdicts = data.Train, data.Test, testOrig, testSel
 	if res.Original, err = judge.Evaluate(orig, cfg.Model, data.Test, testOrig, 0, cfg.Boot); err != nil {
 		return nil, err
 	}

@@ -163,6 +163,13 @@ type EvalResult struct {
 
 	// Report is the HTML and Markdown report's content.
 	Report *report.EvalReport `json:"-"`
+	// The records and verdicts behind the figures, for the run's log:
+	// the judge's at the evaluation's threshold, and the compared judge's
+	// (or the original's, for a version) beside them.
+	judged        []*record.Record
+	spec, other   *judge.Spec
+	verdicts      map[string]judge.Verdict
+	otherVerdicts map[string]judge.Verdict
 }
 
 // MarshalJSON puts the figures at the top level.
@@ -339,5 +346,6 @@ func (e *Eval) Run(ctx context.Context, env *Env) (*EvalResult, error) {
 	}
 	out.Calls = env.stats()
 	out.Report = rep
+	out.judged, out.spec, out.other, out.verdicts, out.otherVerdicts = rs, s, other, vs, otherVS
 	return out, nil
 }

@@ -15,6 +15,8 @@ type JudgeConfig struct {
 	Records     []*record.Record
 	Concurrency int
 	Simulated   bool
+	// Part names the records (NAME:PART), for the run's log.
+	Part string
 }
 
 // JudgeResult is what judging records gave; marshalled, it is judge's
@@ -30,8 +32,12 @@ type JudgeResult struct {
 	Fail          int          `json:"fail"`
 	Invalid       int          `json:"invalid"`
 	Calls         llm.RunStats `json:"calls"`
-	// Verdicts are by record id.
+	// Verdicts are by record id; Spec and Part the judge and the split
+	// part that made them, the records their order.
 	Verdicts map[string]judge.Verdict `json:"-"`
+	Spec     *judge.Spec              `json:"-"`
+	Part     string                   `json:"-"`
+	Judged   []*record.Record         `json:"-"`
 }
 
 // Judge judges records, stores every verdict, and counts them.
@@ -42,7 +48,7 @@ func Judge(ctx context.Context, env *Env, cfg JudgeConfig) (*JudgeResult, error)
 		return nil, err
 	}
 	out := &JudgeResult{ResultVersion: ResultVersion, Judge: s.Name, Prompt: s.Version(), Model: cfg.Model, Simulated: cfg.Simulated,
-		Records: len(cfg.Records), Verdicts: vs}
+		Records: len(cfg.Records), Verdicts: vs, Spec: s, Part: cfg.Part, Judged: cfg.Records}
 	for _, v := range vs {
 		switch v.Outcome {
 		case judge.Pass:

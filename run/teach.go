@@ -17,8 +17,10 @@ type TeachConfig struct {
 	Records      []*record.Record
 	Concurrency  int
 	Simulated    bool
-	// Stage names the records in a dry run's plan.
+	// Stage names the records in a dry run's plan; Part (NAME:PART) in
+	// the run's log.
 	Stage string
+	Part  string
 }
 
 // TeachResult is what the teacher decided; marshalled, it is teach's
@@ -29,8 +31,11 @@ type TeachResult struct {
 	Model         string        `json:"model"`
 	Simulated     bool          `json:"simulated"`
 	Calls         llm.RunStats  `json:"calls"`
-	// Decisions are the teacher's, one a record.
+	// Decisions are the teacher's, one a record, on Taught (of Part).
 	Decisions []teacher.Decision `json:"-"`
+	Taught    []*record.Record   `json:"-"`
+	Part      string             `json:"-"`
+	Judge     *judge.Spec        `json:"-"`
 }
 
 // PlanTeach adds the teacher's calls to a dry run's plan.
@@ -66,5 +71,5 @@ func Teach(ctx context.Context, env *Env, st interface {
 		return nil, &llm.PendingError{N: pending}
 	}
 	return &TeachResult{ResultVersion: ResultVersion, Teacher: teacher.Summarise(cfg.Records, ds), Model: cfg.TeacherModel,
-		Simulated: cfg.Simulated, Calls: env.stats(), Decisions: ds}, nil
+		Simulated: cfg.Simulated, Calls: env.stats(), Decisions: ds, Taught: cfg.Records, Part: cfg.Part, Judge: cfg.Judge}, nil
 }

@@ -492,3 +492,29 @@ func (r *DemoResult) WriteText(w io.Writer) error {
 	}
 	return p.err
 }
+
+func sortedKeys(m map[string]string) []string { return record.SortedKeys(m) }
+
+// joinArgs is a command line, arguments with spaces quoted.
+func joinArgs(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if strings.ContainsAny(a, " \t\"'") {
+			out[i] = strconv.Quote(a)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// joinShort is prompt versions by their first 12 characters.
+func joinShort(hashes []string) string {
+	out := make([]string, len(hashes))
+	for i, h := range hashes {
+		out[i] = h
+		if len(h) > 12 {
+			out[i] = h[:12]
+		}
+	}
+	return strings.Join(out, ", ")
+}

@@ -38,6 +38,7 @@ var suite = []struct {
 	{"Schema", testSchema},
 	{"OutcomeVersions", testOutcomeVersions},
 	{"ETags", testETags},
+	{"Runs", testRuns},
 }
 
 // backend is one implementation under test.

@@ -14,6 +14,7 @@ import (
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/refine"
+	"github.com/gavelhq/gavel/runlog"
 	"github.com/gavelhq/gavel/store/sqldb"
 	"github.com/gavelhq/gavel/teacher"
 )
@@ -83,6 +84,10 @@ func fill(t *testing.T, db *sqldb.DB) {
 		t.Fatal(err)
 	}
 	if err := db.SaveChangeVerdict(ctx, "passfail", &judge.Verdict{RecordID: "ch", Prompt: child.Hash, Model: "m", Outcome: judge.Fail}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveRun(ctx, &runlog.Run{ID: "20261201-100000-aaaaaa", Command: "eval", Judge: "passfail", StartedAt: time.Now()},
+		[]runlog.Record{{ID: "a", Outcome: record.Pass, Verdict: judge.Fail, Reasoning: "no"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.SaveBatch(ctx, &llm.SubmittedBatch{BatchState: llm.BatchState{ID: "batch_1", Provider: "openai", Status: "in_progress", Requests: 1},

@@ -9,6 +9,7 @@ import (
 	"github.com/gavelhq/gavel/codehost"
 	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/runlog"
 	"github.com/gavelhq/gavel/store/postgres"
 	"github.com/gavelhq/gavel/store/sqldb"
 	"github.com/gavelhq/gavel/store/sqlite"
@@ -23,6 +24,7 @@ type Store interface {
 	codehost.Store
 	codehost.AnswerStore
 	llm.BatchStore
+	runlog.Store
 	// WebhookDelivery returns the answer given to a handled webhook
 	// delivery; SaveWebhookDelivery keeps it (the first answer stays).
 	WebhookDelivery(ctx context.Context, id string) ([]byte, bool, error)

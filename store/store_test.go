@@ -51,13 +51,13 @@ func testMigrateEmptyDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"sqlite": 10, "postgres": 5}[db.Dialect()]
+	want := map[string]int{"sqlite": 11, "postgres": 6}[db.Dialect()]
 	v, err := db.SchemaVersion(ctx)
 	if err != nil || v != want {
 		t.Fatalf("schema version %d, %v; want %d, one per migration", v, err, want)
 	}
 	for _, table := range []string{"records", "splits", "split_members", "migrations", "llm_cache", "prompt_versions",
-		"verdicts", "teacher_decisions", "calibrations", "executions", "changes", "change_verdicts", "activations", "tokens", "reviews", "llm_claims", "batches", "batch_requests", "record_outcomes", "http_etags", "webhook_deliveries"} {
+		"verdicts", "teacher_decisions", "calibrations", "executions", "changes", "change_verdicts", "activations", "tokens", "reviews", "llm_claims", "batches", "batch_requests", "record_outcomes", "http_etags", "webhook_deliveries", "runs", "run_records"} {
 		var n int
 		if err := db.SQL().QueryRow(`SELECT COUNT(*) FROM ` + table).Scan(&n); err != nil || n < 0 {
 			t.Errorf("table %s: %v", table, err)

@@ -22,24 +22,13 @@ import (
 
 // acrFlags are the flags of a round and of the judge check.
 type acrFlags struct {
-	mf                                 modelFlags
-	instructions, format               string
-	limit                              int
-	generator, judgeModel, criticModel string
-	n                                  int
-	temperature                        float64
-	maxTokens                          int
-	pointwise, pairwise                string
-	weights                            string
-	execWeight                         float64
-	ties                               string
-	systemFile                         string
-	noSystem                           bool
-	jobs                               int
-	programTimeout                     time.Duration
-	round                              int
-	noExecCache                        bool
-	generatorURL, judgeURL, criticURL  string
+	mf                   modelFlags
+	cfg                  run.ACRConfig
+	instructions, format string
+	limit                int
+	systemFile           string
+	noSystem             bool
+	noExecCache          bool
 }
 
 func (f *acrFlags) register(a *app, cmd *cobra.Command, use modelUse) {
@@ -49,30 +38,30 @@ func (f *acrFlags) register(a *app, cmd *cobra.Command, use modelUse) {
 	fl.StringVar(&f.instructions, "instructions", "", "instructions file (JSONL: id, instruction, reference, optional language and tests)")
 	fl.StringVar(&f.format, "format", "native", "format of --instructions: native, humaneval (HumanEval Python) or humaneval-x-go")
 	fl.IntVar(&f.limit, "limit", 0, "only the first N instructions")
-	fl.StringVar(&f.generator, "generator", "", "the model that samples answers (default --model)")
-	fl.StringVar(&f.judgeModel, "judge-model", "", "the model of the pointwise and pairwise judges (default --model)")
-	fl.StringVar(&f.criticModel, "critic-model", "", "the model that writes critiques (default --model)")
-	fl.StringVar(&f.generatorURL, "generator-base-url", "", "base URL of the generator's server, e.g. a local vLLM serving the model in training (default --base-url)")
-	fl.StringVar(&f.judgeURL, "judge-base-url", "", "base URL of the judge model's server (default --base-url)")
-	fl.StringVar(&f.criticURL, "critic-base-url", "", "base URL of the critic model's server (default --base-url)")
-	fl.IntVar(&f.n, "n", 7, "answers sampled per instruction")
-	fl.Float64Var(&f.temperature, "temperature", 0.8, "the generator's sampling temperature")
-	fl.IntVar(&f.maxTokens, "max-tokens", 2048, "the generator's answer length limit in tokens")
-	fl.StringVar(&f.pointwise, "pointwise", "pointwise5", "the pointwise judge (built-in or YAML) whose criteria make the composite score")
-	fl.StringVar(&f.pairwise, "pairwise", "pairwise", "the pairwise judge (built-in or YAML) that compares the best sample with the reference")
-	fl.StringVar(&f.weights, "weights", "", "criteria weights in the composite, e.g. correctness=2,readability=0.5 (default: equal)")
-	fl.Float64Var(&f.execWeight, "exec-weight", 0.5, "weight of the executor's result in the composite (0..1; 0.5 ranks every working answer above every broken one)")
-	fl.StringVar(&f.ties, "ties", "sample", "who wins when neither executor nor judge separates the two: sample (it is as good as anyone can tell) or reference")
+	fl.StringVar(&f.cfg.Generator, "generator", "", "the model that samples answers (default --model)")
+	fl.StringVar(&f.cfg.JudgeModel, "judge-model", "", "the model of the pointwise and pairwise judges (default --model)")
+	fl.StringVar(&f.cfg.CriticModel, "critic-model", "", "the model that writes critiques (default --model)")
+	fl.StringVar(&f.cfg.GeneratorURL, "generator-base-url", "", "base URL of the generator's server, e.g. a local vLLM serving the model in training (default --base-url)")
+	fl.StringVar(&f.cfg.JudgeURL, "judge-base-url", "", "base URL of the judge model's server (default --base-url)")
+	fl.StringVar(&f.cfg.CriticURL, "critic-base-url", "", "base URL of the critic model's server (default --base-url)")
+	fl.IntVar(&f.cfg.N, "n", 7, "answers sampled per instruction")
+	fl.Float64Var(&f.cfg.Temperature, "temperature", 0.8, "the generator's sampling temperature")
+	fl.IntVar(&f.cfg.MaxTokens, "max-tokens", 2048, "the generator's answer length limit in tokens")
+	fl.StringVar(&f.cfg.Pointwise, "pointwise", "pointwise5", "the pointwise judge (built-in or YAML) whose criteria make the composite score")
+	fl.StringVar(&f.cfg.Pairwise, "pairwise", "pairwise", "the pairwise judge (built-in or YAML) that compares the best sample with the reference")
+	fl.StringVar(&f.cfg.Weights, "weights", "", "criteria weights in the composite, e.g. correctness=2,readability=0.5 (default: equal)")
+	fl.Float64Var(&f.cfg.ExecWeight, "exec-weight", 0.5, "weight of the executor's result in the composite (0..1; 0.5 ranks every working answer above every broken one)")
+	fl.StringVar(&f.cfg.Ties, "ties", "sample", "who wins when neither executor nor judge separates the two: sample (it is as good as anyone can tell) or reference")
 	fl.StringVar(&f.systemFile, "system-file", "", "the generator's system prompt, from a file (default: gavel's)")
 	fl.BoolVar(&f.noSystem, "no-system", false, "send the generator no system prompt")
-	fl.IntVar(&f.jobs, "jobs", 2, "programs run at once in the sandbox")
-	fl.DurationVar(&f.programTimeout, "program-timeout", 10*time.Second, "wall-clock limit of one program's run")
+	fl.IntVar(&f.cfg.Jobs, "jobs", 2, "programs run at once in the sandbox")
+	fl.DurationVar(&f.cfg.ProgramTimeout, "program-timeout", 10*time.Second, "wall-clock limit of one program's run")
 	fl.BoolVar(&f.noExecCache, "no-exec-cache", false, "run every program again instead of reusing stored results")
-	fl.IntVar(&f.round, "round", 1, "the round's number, recorded in the lineage (round 2 uses the model trained on round 1's data)")
+	fl.IntVar(&f.cfg.Round, "round", 1, "the round's number, recorded in the lineage (round 2 uses the model trained on round 1's data)")
 }
 
 func (f *acrFlags) models() {
-	for _, p := range []*string{&f.generator, &f.judgeModel, &f.criticModel} {
+	for _, p := range []*string{&f.cfg.Generator, &f.cfg.JudgeModel, &f.cfg.CriticModel} {
 		if *p == "" {
 			*p = f.mf.model
 		}
@@ -80,7 +69,7 @@ func (f *acrFlags) models() {
 }
 
 func (f *acrFlags) simulated() bool {
-	return isSim(f.generator) || isSim(f.judgeModel) || isSim(f.criticModel)
+	return isSim(f.cfg.Generator) || isSim(f.cfg.JudgeModel) || isSim(f.cfg.CriticModel)
 }
 
 // loadInstructions reads instructions in one of the formats; problems set
@@ -131,11 +120,8 @@ func (a *app) acrSetup(ctx context.Context, f *acrFlags, progress func(stage str
 	if err != nil {
 		return nil, err
 	}
-	cfg := run.ACRConfig{Round: f.round, Generator: f.generator, JudgeModel: f.judgeModel, CriticModel: f.criticModel,
-		GeneratorURL: f.generatorURL, JudgeURL: f.judgeURL, CriticURL: f.criticURL, System: system,
-		N: f.n, Temperature: f.temperature, MaxTokens: f.maxTokens, Pointwise: f.pointwise, Pairwise: f.pairwise, Weights: f.weights,
-		ExecWeight: f.execWeight, Ties: f.ties, Concurrency: f.mf.concurrency, Jobs: f.jobs, ProgramTimeout: f.programTimeout,
-		DryRun: f.mf.dryRun, Progress: progress}
+	cfg := f.cfg
+	cfg.System, cfg.Concurrency, cfg.DryRun, cfg.Progress = system, f.mf.opts.Concurrency, f.mf.dryRun, progress
 	for _, u := range []*string{&cfg.GeneratorURL, &cfg.JudgeURL, &cfg.CriticURL} {
 		if *u == "" {
 			*u = f.mf.baseURL
@@ -149,6 +135,7 @@ func (a *app) acrSetup(ctx context.Context, f *acrFlags, progress func(stage str
 		db.Close()
 		return nil, err
 	}
+	a.log.store, a.log.calls, a.log.models = db, m.Client.Stats, m.Client.URLs()
 	return &acrSetup{ACR: m, db: db}, nil
 }
 
@@ -213,13 +200,13 @@ func (a *app) acrRound(cmd *cobra.Command, o *acrRoundFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := a.writeACRReport(o.reportFile, &report.ACRReport{Title: "ACR round " + fmt.Sprint(o.f.round), Simulated: simulated,
+	if err := a.writeACRReport(o.reportFile, &report.ACRReport{Title: "ACR round " + fmt.Sprint(o.f.cfg.Round), Simulated: simulated,
 		Sources: []string{o.f.instructions}, Rounds: []*acr.RoundStats{stats}}); err != nil {
 		return err
 	}
 	calls := s.Client.Stats()
 	a.printCalls(calls)
-	return a.output(&run.ACRRoundResult{ResultVersion: run.ResultVersion, Round: o.f.round, Output: o.out, Lineage: o.lineage,
+	return a.output(&run.ACRRoundResult{ResultVersion: run.ResultVersion, Round: o.f.cfg.Round, Output: o.out, Lineage: o.lineage,
 		Simulated: simulated, Stats: stats, Calls: calls, Seconds: time.Since(start).Seconds()})
 }
 
@@ -233,11 +220,11 @@ func (a *app) acrThroughQueue(ctx context.Context, s *acrSetup, f *acrFlags) err
 	if f.noExecCache {
 		return usagef("--queue works through the execution cache: leave out --no-exec-cache")
 	}
-	pw, err := queue.LoadJudgeSource(f.pointwise)
+	pw, err := queue.LoadJudgeSource(f.cfg.Pointwise)
 	if err != nil {
 		return usageError{err}
 	}
-	pp, err := queue.LoadJudgeSource(f.pairwise)
+	pp, err := queue.LoadJudgeSource(f.cfg.Pairwise)
 	if err != nil {
 		return usageError{err}
 	}
@@ -245,8 +232,8 @@ func (a *app) acrThroughQueue(ctx context.Context, s *acrSetup, f *acrFlags) err
 	for _, it := range s.Round.Items {
 		ins = append(ins, it.Instruction)
 	}
-	units := queue.ACRUnits(s.Round.Config(), ins, pw, pp, s.Client.URLs(), f.programTimeout)
-	return a.runUnits(ctx, s.db, max(1, f.jobs), f.mf, "acr: instructions done (queue)", func(c *queue.Client) ([]int64, error) {
+	units := queue.ACRUnits(s.Round.Config(), ins, pw, pp, s.Client.URLs(), f.cfg.ProgramTimeout)
+	return a.runUnits(ctx, s.db, max(1, f.cfg.Jobs), f.mf, "acr: instructions done (queue)", func(c *queue.Client) ([]int64, error) {
 		return queue.EnqueueACR(ctx, c, units)
 	})
 }
@@ -302,7 +289,7 @@ func (a *app) acrCheckCmd() *cobra.Command {
 	fl.BoolVar(&o.failOnFlags, "fail-on-flags", false, "a CI gate: exit 1 when the check raises any flag")
 	fl.Float64Var(&o.opt.MinAgreement, "min-agreement", 0.85, "flag agreement with the tests under this")
 	fl.Float64Var(&o.opt.MaxSelfPreference, "max-self-preference", 0.55, "flag self-preference over this")
-	bootVar(fl, &o.opt.Bootstrap, 2000)
+	bootVar(fl, &o.opt.Bootstrap.Resamples, &o.opt.Bootstrap.Seed, 2000)
 	fl.StringVar(&o.reportFile, "report", "", "write an HTML report")
 	return cmd
 }
@@ -321,13 +308,13 @@ func (a *app) acrCheck(cmd *cobra.Command, o *acrCheckFlags) error {
 		return stopped(err, s.Client.Stats().Pending)
 	}
 	simulated := o.f.simulated()
-	if err := a.writeACRReport(o.reportFile, &report.ACRReport{Title: "ACR judge check: " + o.f.judgeModel, Simulated: simulated,
+	if err := a.writeACRReport(o.reportFile, &report.ACRReport{Title: "ACR judge check: " + o.f.cfg.JudgeModel, Simulated: simulated,
 		Sources: []string{o.f.instructions}, Check: res}); err != nil {
 		return err
 	}
 	calls := s.Client.Stats()
 	a.printCalls(calls)
-	if err := a.output(&run.ACRCheckResult{ResultVersion: run.ResultVersion, JudgeModel: o.f.judgeModel, Pairwise: o.f.pairwise,
+	if err := a.output(&run.ACRCheckResult{ResultVersion: run.ResultVersion, JudgeModel: o.f.cfg.JudgeModel, Pairwise: o.f.cfg.Pairwise,
 		Simulated: simulated, Check: res, Calls: calls}); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gavelhq/gavel/bench"
 	"github.com/gavelhq/gavel/deploy"
@@ -42,6 +43,8 @@ type app struct {
 	stdout, stderr io.Writer
 	// progress is true when stderr is a terminal.
 	progress bool
+	// log is the run being recorded (runs.go).
+	log runLog
 }
 
 // gateError is a CI gate that did not pass (exit code 1): the command's
@@ -103,7 +106,7 @@ func editDistance(a, b string) int {
 
 // execute runs gavel with args and returns the process exit code.
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, progress: isTerminal(stderr)}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, progress: isTerminal(stderr), log: runLog{args: args}}
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -168,6 +171,7 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.BoolVar(&a.json, "json", false, "print a machine-readable JSON summary on stdout")
 	// A report that cannot be written fails before the work, not after.
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		a.log.ctx, a.log.command, a.log.start = cmd.Context(), strings.TrimPrefix(cmd.CommandPath(), "gavel "), time.Now()
 		fl := cmd.Flags().Lookup("report")
 		if fl == nil || fl.Value.String() == "" || fl.Value.String() == "-" {
 			return nil
@@ -189,7 +193,7 @@ func (a *app) rootCmd() *cobra.Command {
 	}{
 		{"records", "Records and outcomes:", []*cobra.Command{a.ingestCmd(), a.importCmd(), a.recordsCmd(), a.splitCmd(), a.simCmd()}},
 		{"judges", "Judges and their calibration:", []*cobra.Command{a.judgeCmd(), a.evalCmd(), a.teachCmd(), a.calibrateCmd(),
-			a.promptsCmd(), a.noiseCmd(), a.driftCmd(), a.agreementCmd(), a.demoCmd()}},
+			a.promptsCmd(), a.noiseCmd(), a.driftCmd(), a.agreementCmd(), a.demoCmd(), a.runsCmd()}},
 		{"data", "Benchmarks and training data:", []*cobra.Command{a.benchCmd(), a.execCmd(), a.acrCmd()}},
 		{"models", "Models, their calls and the store:", []*cobra.Command{a.askCmd(), a.batchCmd(), a.cacheCmd(), a.dbCmd(), a.workerCmd(), a.versionCmd()}},
 		{"service", "The service and its clients:", []*cobra.Command{a.serveCmd(), a.tokenCmd(), a.promoteCmd(), a.rollbackCmd(),
@@ -231,6 +235,9 @@ func (a *app) output(res result) error {
 			fmt.Fprintf(a.stderr, "warning: %s\n", s)
 		}
 	}
+	if err := a.saveRun(res); err != nil {
+		return err
+	}
 	if a.json {
 		return a.writeJSON(res)
 	}
@@ -255,6 +262,7 @@ func isTerminal(w io.Writer) bool {
 // env is the use cases' environment over a store and a model service, with
 // progress on stderr.
 func (a *app) env(db store.Store, svc *llm.Service) *run.Env {
+	a.log.store, a.log.calls = db, svc.Stats
 	return &run.Env{Store: db, Client: svc, Stats: svc.Stats,
 		Progress: func(label string, total int) run.Progress { return a.newProgress(label, total) }}
 }

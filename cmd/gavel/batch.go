@@ -255,10 +255,10 @@ func (a *app) batchImportCmd() *cobra.Command {
 				res, err := llm.ImportResults(cmd.Context(), db.Cache(), registry(), prices, name,
 					func() (io.ReadCloser, error) {
 						return record.OpenInputWith(name, func(r io.Reader) io.Reader {
-							return &countingReader{r: r, n: &read, progress: prog.update}
+							return &countingReader{r: r, n: &read, progress: prog.Update}
 						})
 					})
-				prog.done()
+				prog.Done()
 				if err != nil {
 					return fmt.Errorf("batch import: %w", err)
 				}

@@ -14,7 +14,6 @@ import (
 	"github.com/gavelhq/gavel/bench/problems"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
-	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/queue"
 	"github.com/gavelhq/gavel/report"
 	"github.com/gavelhq/gavel/run"
@@ -145,9 +144,9 @@ func (a *app) benchBuild(cmd *cobra.Command, f *benchBuildFlags) error {
 		}
 	}
 	prog := a.newProgress("bench build: candidates checked", 0)
-	f.opt.Progress = func(done, _ int) { prog.update(done) }
+	f.opt.Progress = func(done, _ int) { prog.Update(done) }
 	res, err := run.BenchBuild(cmd.Context(), ps, mod, f.opt, f.out, func(fn func(io.Writer) error) error { return a.writeFile(f.out, fn) })
-	prog.done()
+	prog.Done()
 	if err != nil {
 		return err
 	}
@@ -155,12 +154,10 @@ func (a *app) benchBuild(cmd *cobra.Command, f *benchBuildFlags) error {
 }
 
 type benchRunFlags struct {
-	mf          modelFlags
-	file        string
-	judgeName   string
-	reportFile  string
-	metricNames []string
-	boot        metrics.BootstrapOptions
+	mf         modelFlags
+	cfg        run.BenchRunConfig
+	judgeName  string
+	reportFile string
 }
 
 func (a *app) benchRunCmd() *cobra.Command {
@@ -173,20 +170,20 @@ func (a *app) benchRunCmd() *cobra.Command {
 	}
 	a.withModel(cmd, &f.mf, modelUse{})
 	fl := cmd.Flags()
-	fl.StringVar(&f.file, "bench", "", "benchmark file from 'gavel bench build'")
+	fl.StringVar(&f.cfg.File, "bench", "", "benchmark file from 'gavel bench build'")
 	fl.StringVar(&f.judgeName, "judge", "", "a judge to meta-evaluate (built-in or YAML)")
-	fl.StringSliceVar(&f.metricNames, "metrics", []string{"token_similarity", "ast_similarity", "compile_only"}, "built-in metrics to meta-evaluate")
+	fl.StringSliceVar(&f.cfg.Metrics, "metrics", []string{"token_similarity", "ast_similarity", "compile_only"}, "built-in metrics to meta-evaluate")
 	fl.StringVar(&f.reportFile, "report", "", "write an HTML report")
-	bootVar(fl, &f.boot, 2000)
+	bootVar(fl, &f.cfg.Resamples, &f.cfg.Seed, 2000)
 	return cmd
 }
 
 func (a *app) benchRun(cmd *cobra.Command, f *benchRunFlags) error {
-	if f.file == "" {
+	if f.cfg.File == "" {
 		return usagef("bench run needs --bench BENCH.jsonl")
 	}
-	cfg := run.BenchRunConfig{File: f.file, Metrics: f.metricNames, Model: f.mf.model, Concurrency: f.mf.concurrency,
-		Resamples: f.boot.Resamples, Seed: f.boot.Seed, Simulated: isSim(f.mf.model)}
+	cfg := f.cfg
+	cfg.Model, cfg.Concurrency, cfg.Simulated = f.mf.model, f.mf.opts.Concurrency, isSim(f.mf.model)
 	env := &run.Env{}
 	if f.judgeName != "" {
 		s, err := judge.Load(f.judgeName)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
-	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/refine"
 	"github.com/gavelhq/gavel/run"
@@ -37,7 +36,7 @@ func (a *app) teachCmd() *cobra.Command {
 			if err := f.checkRecords(rs, teacherModel); err != nil {
 				return err
 			}
-			cfg := run.TeachConfig{Judge: s, TeacherModel: teacherModel, Records: rs, Concurrency: f.concurrency,
+			cfg := run.TeachConfig{Judge: s, TeacherModel: teacherModel, Records: rs, Concurrency: f.opts.Concurrency,
 				Simulated: isSim(teacherModel), Stage: "teacher on " + f.split}
 			if f.dryRun {
 				return a.dryRun(ctx, &f.modelFlags, db, func(p *llm.Plan, c llm.Cache) error { return run.PlanTeach(ctx, p, c, cfg) })
@@ -57,15 +56,9 @@ func (a *app) teachCmd() *cobra.Command {
 
 type calibrateFlags struct {
 	judgeFlags
-	teacherModel, editorModel string
-	quorum                    string
-	labelBlind                bool
-	repeats                   int
-	resampleTrain             bool
-	maxIter, maxChars         int
-	ablate                    string
-	reportFile                string
-	boot                      metrics.BootstrapOptions
+	cfg                  run.CalibrateConfig
+	teacherModel, quorum string
+	reportFile           string
 }
 
 func (a *app) calibrateCmd() *cobra.Command {
@@ -80,15 +73,15 @@ func (a *app) calibrateCmd() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.teacherModel, "teacher-model", "", "teacher model (default --model); several, comma-separated (openai:A,anthropic:B), make a panel")
 	fl.StringVar(&f.quorum, "teacher-quorum", "all", "with several teacher models: how many must agree to keep or correct a label: all, majority or a number")
-	fl.BoolVar(&f.labelBlind, "label-blind", false, "first ask each teacher to predict each training outcome without seeing it, and report how often it keeps a label it would not have predicted (its rationalisation rate)")
-	fl.StringVar(&f.editorModel, "editor-model", "", "model that proposes and applies edits (default --model)")
-	fl.IntVar(&f.repeats, "repeats", 0, "run the calibration this many times (at least 2) with seeds 1..K, the editor sampling at temperature 0.7, and report the gain's spread, the edits' acceptance and the selection's stability")
-	fl.BoolVar(&f.resampleTrain, "resample-train", false, "with --repeats, each run calibrates on its own bootstrap resample of train's groups (the distinct records drawn)")
-	fl.IntVar(&f.maxIter, "max-iter", 5, "iterations at most")
-	fl.IntVar(&f.maxChars, "max-prompt-chars", 0, "length cap of the revised prompt (default twice the original, at least 4000)")
-	fl.StringVar(&f.ablate, "ablate-input", "", "also calibrate without this input (e.g. reference) and report both side by side")
+	fl.BoolVar(&f.cfg.Refine.LabelBlind, "label-blind", false, "first ask each teacher to predict each training outcome without seeing it, and report how often it keeps a label it would not have predicted (its rationalisation rate)")
+	fl.StringVar(&f.cfg.Refine.EditorModel, "editor-model", "", "model that proposes and applies edits (default --model)")
+	fl.IntVar(&f.cfg.Repeats, "repeats", 0, "run the calibration this many times (at least 2) with seeds 1..K, the editor sampling at temperature 0.7, and report the gain's spread, the edits' acceptance and the selection's stability")
+	fl.BoolVar(&f.cfg.ResampleTrain, "resample-train", false, "with --repeats, each run calibrates on its own bootstrap resample of train's groups (the distinct records drawn)")
+	fl.IntVar(&f.cfg.Refine.MaxIter, "max-iter", 5, "iterations at most")
+	fl.IntVar(&f.cfg.Refine.MaxPromptChars, "max-prompt-chars", 0, "length cap of the revised prompt (default twice the original, at least 4000)")
+	fl.StringVar(&f.cfg.Ablate, "ablate-input", "", "also calibrate without this input (e.g. reference) and report both side by side")
 	fl.StringVar(&f.reportFile, "report", "", "write an HTML report to this file (and Markdown beside it)")
-	bootVar(fl, &f.boot, 10_000)
+	bootVar(fl, &f.cfg.Refine.Boot.Resamples, &f.cfg.Refine.Boot.Seed, 10_000)
 	return cmd
 }
 
@@ -100,46 +93,18 @@ func (f *calibrateFlags) teachers() []string {
 	return teacher.ParseModels(f.teacherModel)
 }
 
-// config is the calibration's configuration from the flags.
-func (f *calibrateFlags) config(s *judge.Spec, boot metrics.BootstrapOptions) refine.Config {
-	q, _ := teacher.ParseQuorum(f.quorum) // checked in calibrate
-	return refine.Config{Judge: s, Model: f.model, TeacherModels: f.teachers(), Quorum: q, LabelBlind: f.labelBlind, EditorModel: f.editorModel,
-		MaxIter: f.maxIter, MaxPromptChars: f.maxChars, Concurrency: f.concurrency, Boot: boot}
-}
-
-// stageProgress shows a calibration's stages on stderr, one bar each; the
-// returned function ends the last.
-func (a *app) stageProgress(title string) (func(stage string, done, total int), func()) {
-	prog := map[string]*progress{}
-	return func(stage string, done, total int) {
-			p := prog[stage]
-			if p == nil {
-				for _, old := range prog {
-					old.done()
-				}
-				clear(prog)
-				p = a.newProgress(title+": "+stage, total)
-				prog[stage] = p
-			}
-			p.update(done)
-		}, func() {
-			for _, p := range prog {
-				p.done()
-			}
-		}
-}
-
 func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	ctx := cmd.Context()
 	s, err := f.loadJudge(f.judge)
 	if err != nil {
 		return err
 	}
-	if _, err := teacher.ParseQuorum(f.quorum); err != nil {
+	cfg := f.cfg
+	if cfg.Refine.Quorum, err = teacher.ParseQuorum(f.quorum); err != nil {
 		return usagef("--teacher-quorum: %v", err)
 	}
-	cfg := run.CalibrateConfig{Refine: f.config(s, f.boot), Split: f.split,
-		Repeats: f.repeats, ResampleTrain: f.resampleTrain, Ablate: f.ablate, Simulated: isSim(f.model), GavelVersion: buildVersion().Version}
+	cfg.Refine.Judge, cfg.Refine.Model, cfg.Refine.TeacherModels, cfg.Refine.Concurrency = s, f.model, f.teachers(), f.opts.Concurrency
+	cfg.Split, cfg.Simulated, cfg.GavelVersion = f.split, isSim(f.model), buildVersion().Version
 	if err := run.CheckCalibrate(cfg); err != nil {
 		return err
 	}
@@ -151,7 +116,7 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	cfg.Data, err = run.Parts(ctx, db, "split", f.split, f.excludeStatus, f.limit)
 	if err == nil {
 		d := cfg.Data
-		err = f.checkRecords(append(append(append([]*record.Record(nil), d.Train...), d.Val...), d.Test...), append(f.teachers(), f.editorModel)...)
+		err = f.checkRecords(append(append(append([]*record.Record(nil), d.Train...), d.Val...), d.Test...), append(f.teachers(), f.cfg.Refine.EditorModel)...)
 	}
 	if err != nil {
 		return err
@@ -216,7 +181,7 @@ func (a *app) noiseCmd() *cobra.Command {
 			if err := f.checkRecords(rs, teacherModel); err != nil {
 				return err
 			}
-			nr, err := refine.NoiseStudy(ctx, svc, s, teacherModel, rs, flip, seed, f.concurrency)
+			nr, err := refine.NoiseStudy(ctx, svc, s, teacherModel, rs, flip, seed, f.opts.Concurrency)
 			if err != nil {
 				return stopped(err, svc.Stats().Pending)
 			}
@@ -295,7 +260,7 @@ func (a *app) drift(cmd *cobra.Command, o *driftFlags) error {
 		return err
 	}
 	res, err := run.Drift(ctx, a.env(db, svc), run.DriftConfig{Versions: o.versions, Model: o.f.model, Records: rs, By: o.by,
-		Resamples: o.resamples, Concurrency: o.f.concurrency, Simulated: isSim(o.f.model)})
+		Resamples: o.resamples, Concurrency: o.f.opts.Concurrency, Simulated: isSim(o.f.model)})
 	if err != nil {
 		return stopped(err, svc.Stats().Pending)
 	}

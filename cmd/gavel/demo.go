@@ -17,10 +17,8 @@ import (
 )
 
 type demoFlags struct {
-	out       string
-	n         int
-	seed      uint64
-	resamples int
+	out string
+	cfg run.DemoConfig
 }
 
 func (a *app) demoCmd() *cobra.Command {
@@ -32,9 +30,9 @@ func (a *app) demoCmd() *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return a.demo(cmd, &f) },
 	}
 	cmd.Flags().StringVar(&f.out, "out", "", "folder for the demo's store and reports, all kept (default: a new temporary folder, whose store is removed at the end)")
-	cmd.Flags().IntVar(&f.n, "n", 1200, "synthetic records")
-	cmd.Flags().Uint64Var(&f.seed, "seed", 3, "seed of the simulated world")
-	cmd.Flags().IntVar(&f.resamples, "resamples", 2000, "bootstrap resamples")
+	cmd.Flags().IntVar(&f.cfg.N, "n", 1200, "synthetic records")
+	cmd.Flags().Uint64Var(&f.cfg.Seed, "seed", 3, "seed of the simulated world")
+	cmd.Flags().IntVar(&f.cfg.Resamples, "resamples", 2000, "bootstrap resamples")
 	return cmd
 }
 
@@ -60,8 +58,8 @@ func (a *app) demo(cmd *cobra.Command, f *demoFlags) error {
 		return err
 	}
 	defer db.Close()
-	sum, err := a.runDemo(ctx, db, f.out, run.DemoConfig{N: f.n, Seed: f.seed, Resamples: f.resamples, GavelVersion: buildVersion().Version,
-		Log: func(line string) { fmt.Fprintf(a.stderr, "[simulated] demo: %s\n", line) }})
+	f.cfg.GavelVersion, f.cfg.Log = buildVersion().Version, func(line string) { fmt.Fprintf(a.stderr, "[simulated] demo: %s\n", line) }
+	sum, err := a.runDemo(ctx, db, f.out, f.cfg)
 	if err != nil {
 		return err
 	}

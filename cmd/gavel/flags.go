@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 )
 
@@ -50,7 +49,7 @@ func labelsVar(fl *pflag.FlagSet, dst *[]record.Label, name, usage string) {
 
 // bootVar defines --resamples (resamples by default) and --seed of a
 // bootstrap.
-func bootVar(fl *pflag.FlagSet, boot *metrics.BootstrapOptions, resamples int) {
-	fl.IntVar(&boot.Resamples, "resamples", resamples, "bootstrap resamples")
-	fl.Uint64Var(&boot.Seed, "seed", 1, "bootstrap seed")
+func bootVar(fl *pflag.FlagSet, resamples *int, seed *uint64, n int) {
+	fl.IntVar(resamples, "resamples", n, "bootstrap resamples")
+	fl.Uint64Var(seed, "seed", 1, "bootstrap seed")
 }

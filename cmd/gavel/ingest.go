@@ -62,8 +62,8 @@ func (a *app) ingest(cmd *cobra.Command, files []string, f ingestFlags) error {
 	}
 	defer db.Close()
 	prog := a.newProgress("ingest: lines read", 0)
-	res, err := run.Ingest(cmd.Context(), db, dec, files, record.ImportOptions{SkipInvalid: f.skipInvalid, MaxLineBytes: f.maxLineBytes, Progress: prog.update})
-	prog.done()
+	res, err := run.Ingest(cmd.Context(), db, dec, files, record.ImportOptions{SkipInvalid: f.skipInvalid, MaxLineBytes: f.maxLineBytes, Progress: prog.Update})
+	prog.Done()
 	if err != nil {
 		return err
 	}

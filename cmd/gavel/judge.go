@@ -11,7 +11,6 @@ import (
 
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
-	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/report"
 	"github.com/gavelhq/gavel/run"
@@ -122,7 +121,7 @@ func (a *app) judgeCmd() *cobra.Command {
 					return judge.PlanRun(ctx, p, c, s, f.model, rs, "judge "+s.Name+" on "+f.split)
 				})
 			}
-			sum, err := run.Judge(ctx, a.env(js.db, svc), run.JudgeConfig{Judge: s, Model: f.model, Records: rs, Concurrency: f.concurrency, Simulated: isSim(f.model)})
+			sum, err := run.Judge(ctx, a.env(js.db, svc), run.JudgeConfig{Judge: s, Model: f.model, Records: rs, Concurrency: f.opts.Concurrency, Simulated: isSim(f.model)})
 			if err != nil {
 				return stopped(err, svc.Stats().Pending)
 			}
@@ -152,13 +151,9 @@ func (a *app) printCalls(st llm.RunStats) {
 // evalFlags add eval's own flags.
 type evalFlags struct {
 	judgeFlags
-	threshold  int
-	tuneOn     string
-	tuneMetric string
+	cfg        run.EvalConfig
 	compare    string
-	version    string
 	reportFile string
-	boot       metrics.BootstrapOptions
 	failUnder  float64
 }
 
@@ -172,13 +167,13 @@ func (a *app) evalCmd() *cobra.Command {
 	}
 	f.register(a, cmd)
 	fl := cmd.Flags()
-	fl.IntVar(&f.threshold, "threshold", 0, "rubric pass threshold (default: the judge's)")
-	fl.StringVar(&f.tuneOn, "tune-threshold-on", "", "pick the rubric threshold on this split part (NAME:PART)")
-	fl.StringVar(&f.tuneMetric, "tune-metric", "scott_pi", "metric the threshold is tuned for")
+	fl.IntVar(&f.cfg.Threshold, "threshold", 0, "rubric pass threshold (default: the judge's)")
+	fl.StringVar(&f.cfg.TuneOn, "tune-threshold-on", "", "pick the rubric threshold on this split part (NAME:PART)")
+	fl.StringVar(&f.cfg.TuneMetric, "tune-metric", "scott_pi", "metric the threshold is tuned for")
 	fl.StringVar(&f.compare, "compare", "", "a second judge: report the paired difference")
-	fl.StringVar(&f.version, "version", "", "evaluate this stored prompt version of the judge (a hash or a unique prefix, e.g. the one a calibration selected) beside the original it descends from, with the paired gain: with another --model, whether the calibration transfers")
+	fl.StringVar(&f.cfg.Version, "version", "", "evaluate this stored prompt version of the judge (a hash or a unique prefix, e.g. the one a calibration selected) beside the original it descends from, with the paired gain: with another --model, whether the calibration transfers")
 	fl.StringVar(&f.reportFile, "report", "", "write an HTML report to this file")
-	bootVar(fl, &f.boot, 10_000)
+	bootVar(fl, &f.cfg.Resamples, &f.cfg.Seed, 10_000)
 	fl.Float64Var(&f.failUnder, "fail-under-pi", math.NaN(), "a CI gate: exit 1 when Scott's pi is under this (undefined pi fails too)")
 	return cmd
 }
@@ -200,10 +195,11 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 		return err
 	}
 	defer db.Close()
-	e, err := run.PrepareEval(ctx, db, run.EvalConfig{Judge: s, Model: f.model, Split: f.split, ExcludeStatus: f.excludeStatus, Limit: f.limit,
-		Threshold: f.threshold, TuneOn: f.tuneOn, TuneMetric: f.tuneMetric, Compare: other, Version: f.version,
-		Resamples: f.boot.Resamples, Seed: f.boot.Seed, Concurrency: f.concurrency, Simulated: isSim(f.model), GavelVersion: buildVersion().Version,
-		CheckRecords: func(rs []*record.Record) error { return f.checkRecords(rs) }})
+	cfg := f.cfg
+	cfg.Judge, cfg.Model, cfg.Split, cfg.ExcludeStatus, cfg.Limit, cfg.Compare = s, f.model, f.split, f.excludeStatus, f.limit, other
+	cfg.Concurrency, cfg.Simulated, cfg.GavelVersion = f.opts.Concurrency, isSim(f.model), buildVersion().Version
+	cfg.CheckRecords = func(rs []*record.Record) error { return f.checkRecords(rs) }
+	e, err := run.PrepareEval(ctx, db, cfg)
 	if err != nil {
 		return err
 	}

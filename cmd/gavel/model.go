@@ -29,20 +29,16 @@ func registry() *llm.Registry {
 
 // modelFlags are the flags of every command that calls models.
 type modelFlags struct {
-	model       string
-	simOnReal   bool
-	baseURL     string
-	concurrency int
-	rpm, tpm    int
-	maxAttempts int
-	timeout     time.Duration
-	offline     bool
-	noCache     bool
-	maxCost     float64
-	prices      string
-	dryRun      bool
-	batch       bool
-	batchPoll   time.Duration
+	// opts are the service's options the flags set (limits, retries,
+	// offline, the budget); service adds the rest.
+	opts      llm.Options
+	model     string
+	simOnReal bool
+	baseURL   string
+	prices    string
+	dryRun    bool
+	batch     bool
+	batchPoll time.Duration
 	// queue runs the command through the work queue, as queueMode says.
 	queue     bool
 	queueMode queueMode
@@ -65,9 +61,9 @@ func (m *modelFlags) register(fl *pflag.FlagSet, use modelUse) {
 	fl.BoolVar(&m.simOnReal, "sim-on-real", false, "let the simulated model (sim) judge records the simulated world did not make; its outputs say so, and are no evidence about any real model")
 	fl.StringVar(&m.baseURL, "base-url", "", "base URL of the model's server, e.g. http://127.0.0.1:8000/v1 for vLLM (default OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the provider's)")
 	m.registerLimits(fl)
-	fl.BoolVar(&m.offline, "offline", false, "send nothing: record cache misses as pending and stop (exit 3); see 'gavel batch'")
-	fl.BoolVar(&m.noCache, "no-cache", false, "do not read answers from the cache (they are still written)")
-	fl.Float64Var(&m.maxCost, "max-cost", 0, "stop before spending more than this many US dollars (exit 3; rerun to resume)")
+	fl.BoolVar(&m.opts.Offline, "offline", false, "send nothing: record cache misses as pending and stop (exit 3); see 'gavel batch'")
+	fl.BoolVar(&m.opts.NoCacheReads, "no-cache", false, "do not read answers from the cache (they are still written)")
+	fl.Float64Var(&m.opts.MaxCost, "max-cost", 0, "stop before spending more than this many US dollars (exit 3; rerun to resume)")
 	fl.BoolVar(&m.batch, "batch", false, "run through the providers' batch APIs, stage by stage: each stage's requests go out as one batch (half price), and the command goes on when it has ended")
 	fl.DurationVar(&m.batchPoll, "batch-poll", time.Minute, "with --batch, how often to ask whether a batch has ended")
 	queueUsage := "spread the work over 'gavel worker' processes through the store's work queue (PostgreSQL): each stage's model calls become units; this command works units too"
@@ -82,11 +78,11 @@ func (m *modelFlags) register(fl *pflag.FlagSet, use modelUse) {
 // registerLimits adds the flags of how calls go out: limits, retries and
 // prices (the worker's model flags).
 func (m *modelFlags) registerLimits(fl *pflag.FlagSet) {
-	fl.IntVar(&m.concurrency, "concurrency", 8, "model calls in flight per provider")
-	fl.IntVar(&m.rpm, "rpm", 0, "requests per minute per provider (0: no limit)")
-	fl.IntVar(&m.tpm, "tpm", 0, "tokens per minute per provider, estimated before each call (0: no limit)")
-	fl.IntVar(&m.maxAttempts, "max-attempts", 6, "HTTP calls per request, retries included")
-	fl.DurationVar(&m.timeout, "timeout", 5*time.Minute, "time limit of one call")
+	fl.IntVar(&m.opts.Concurrency, "concurrency", 8, "model calls in flight per provider")
+	fl.IntVar(&m.opts.RequestsPerMinute, "rpm", 0, "requests per minute per provider (0: no limit)")
+	fl.IntVar(&m.opts.TokensPerMinute, "tpm", 0, "tokens per minute per provider, estimated before each call (0: no limit)")
+	fl.IntVar(&m.opts.MaxAttempts, "max-attempts", 6, "HTTP calls per request, retries included")
+	fl.DurationVar(&m.opts.Timeout, "timeout", 5*time.Minute, "time limit of one call")
 	fl.StringVar(&m.prices, "prices", os.Getenv("GAVEL_PRICES"), "price table overriding the built-in one (JSON; env GAVEL_PRICES)")
 }
 
@@ -131,28 +127,18 @@ func (m *modelFlags) service(db store.Store, reg *llm.Registry) (*llm.Service, e
 	if _, err := reg.Info(provider); err != nil {
 		return nil, usageError{fmt.Errorf("--model: %w", err)}
 	}
-	if m.concurrency < 1 || m.maxAttempts < 1 || m.rpm < 0 || m.tpm < 0 || m.maxCost < 0 || m.timeout <= 0 {
+	if m.opts.Concurrency < 1 || m.opts.MaxAttempts < 1 || m.opts.RequestsPerMinute < 0 || m.opts.TokensPerMinute < 0 || m.opts.MaxCost < 0 || m.opts.Timeout <= 0 {
 		return nil, usagef("--concurrency, --max-attempts and --timeout must be positive; --rpm, --tpm and --max-cost not negative")
 	}
 	prices, err := llm.LoadPrices(m.prices)
 	if err != nil {
 		return nil, err
 	}
-	opts := llm.Options{
-		Providers:         map[string]llm.ProviderConfig{},
-		NoCacheReads:      m.noCache,
-		Offline:           m.offline,
-		Concurrency:       m.concurrency,
-		RequestsPerMinute: m.rpm,
-		TokensPerMinute:   m.tpm,
-		MaxAttempts:       m.maxAttempts,
-		Timeout:           m.timeout,
-		Prices:            prices,
-		MaxCost:           m.maxCost,
-		OnRetry: func(r llm.Retry) {
-			fmt.Fprintf(os.Stderr, "gavel: %s request %.12s: attempt %d of %d failed (%v); trying again in %s\n",
-				r.Model, r.Key, r.Attempt, r.MaxAttempts, r.Err, r.Wait.Round(time.Millisecond))
-		},
+	opts := m.opts
+	opts.Providers, opts.Prices = map[string]llm.ProviderConfig{}, prices
+	opts.OnRetry = func(r llm.Retry) {
+		fmt.Fprintf(os.Stderr, "gavel: %s request %.12s: attempt %d of %d failed (%v); trying again in %s\n",
+			r.Model, r.Key, r.Attempt, r.MaxAttempts, r.Err, r.Wait.Round(time.Millisecond))
 	}
 	if m.baseURL != "" {
 		opts.Providers[provider] = llm.ProviderConfig{BaseURL: m.baseURL}

@@ -43,6 +43,7 @@ func (a *app) withModel(cmd *cobra.Command, m *modelFlags, use modelUse) {
 	m.register(cmd.Flags(), use)
 	run := cmd.RunE
 	cmd.RunE = func(cmd *cobra.Command, argv []string) error {
+		a.log.models = map[string]string{m.model: m.baseURL}
 		step := func(context.Context) error { return run(cmd, argv) }
 		answer, err := a.answerer(cmd, m)
 		if err != nil || answer == nil {
@@ -53,7 +54,7 @@ func (a *app) withModel(cmd *cobra.Command, m *modelFlags, use modelUse) {
 		}
 		// Every round runs offline: what the cache lacks is left pending
 		// for the answerer.
-		m.offline = true
+		m.opts.Offline = true
 		return llm.Rounds(cmd.Context(), step, answer)
 	}
 }
@@ -86,7 +87,7 @@ func (a *app) answerer(cmd *cobra.Command, m *modelFlags) (llm.Answerer, error) 
 		if m.queueMode == queueRefused {
 			return nil, usagef("--batch is not for %s", cmd.CommandPath())
 		}
-		if m.offline || m.dryRun {
+		if m.opts.Offline || m.dryRun {
 			return nil, usagef("--batch runs offline stage by stage by itself: leave out --offline and --dry-run")
 		}
 		if m.batchPoll <= 0 {

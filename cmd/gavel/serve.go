@@ -169,8 +169,6 @@ func (a *app) tokenCmd() *cobra.Command {
 func (a *app) promoteCmd() *cobra.Command {
 	var m modelFlags
 	var opt deploy.PromoteOptions
-	var resamples int
-	var seed uint64
 	cmd := &cobra.Command{
 		Use:   "promote JUDGE VERSION --model M",
 		Short: "Make a prompt version a judge's active version, only if its gain over the active one is supported",
@@ -190,8 +188,7 @@ func (a *app) promoteCmd() *cobra.Command {
 				return err
 			}
 			opt.Actor = actor()
-			opt.Concurrency = m.concurrency
-			opt.Boot = metrics.BootstrapOptions{Resamples: resamples, Seed: seed}
+			opt.Concurrency = m.opts.Concurrency
 			var done func()
 			opt.Progress, done = a.stageProgress("promote")
 			act, ev, err := deploy.Promote(ctx, db, svc, m.model, argv[0], argv[1], opt)
@@ -221,8 +218,7 @@ func (a *app) promoteCmd() *cobra.Command {
 	cmd.Flags().StringVar(&opt.Split, "split", "", "split whose test part the gate evaluates on (default: the one its calibration used)")
 	cmd.Flags().BoolVar(&opt.Force, "force", false, "activate the version whatever the gate says (needs --reason)")
 	cmd.Flags().StringVar(&opt.Reason, "reason", "", "why: recorded in the audit trail")
-	cmd.Flags().IntVar(&resamples, "resamples", 2000, "bootstrap resamples of the gain's interval")
-	cmd.Flags().Uint64Var(&seed, "seed", 1, "bootstrap seed")
+	bootVar(cmd.Flags(), &opt.Boot.Resamples, &opt.Boot.Seed, 2000)
 	return cmd
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gavelhq/gavel/bench/problems"
+	"github.com/gavelhq/gavel/progress"
 	"github.com/gavelhq/gavel/queue"
 	"github.com/gavelhq/gavel/store"
 	"github.com/gavelhq/gavel/store/sqldb"
@@ -45,7 +46,7 @@ func startQueue(ctx context.Context, db store.Store, jobs int, m modelFlags, q q
 	}
 	// The units' model calls go out with this process's keys, limits and
 	// prices, never offline nor past the cache.
-	m.offline, m.dryRun, m.batch, m.noCache, m.maxCost = false, false, false, false, 0
+	m.opts.Offline, m.dryRun, m.batch, m.opts.NoCacheReads, m.opts.MaxCost = false, false, false, false, 0
 	router := modelRouter(db, registry(), m)
 	env := &queue.Env{Results: db.BenchResults(), Cache: db.Cache(), Executions: db.Executions(), Model: router.Client,
 		Load: func(path, lang string) ([]*problems.Problem, error) { return loadProblems(path, lang) }}
@@ -102,11 +103,11 @@ func (a *app) workerCmd() *cobra.Command {
 // checkQueue refuses what --queue cannot go with.
 func (m *modelFlags) checkQueue() error {
 	switch {
-	case m.offline || m.dryRun || m.batch:
+	case m.opts.Offline || m.dryRun || m.batch:
 		return usagef("--queue runs offline stage by stage by itself: leave out --offline, --dry-run and --batch")
-	case m.noCache:
+	case m.opts.NoCacheReads:
 		return usagef("--queue works through the cache: leave out --no-cache")
-	case m.maxCost > 0:
+	case m.opts.MaxCost > 0:
 		return usagef("--max-cost counts one process's spending, and with --queue the workers spend: leave it out (or run without --queue)")
 	}
 	return nil
@@ -125,13 +126,13 @@ func (a *app) runUnits(ctx context.Context, db store.Store, jobs int, m modelFla
 		return err
 	}
 	prog := a.newProgress(label, len(ids))
-	defer prog.done()
-	return r.Wait(ctx, ids, func(done, _ int) { prog.update(done) })
+	defer prog.Done()
+	return r.Wait(ctx, ids, func(done, _ int) { prog.Update(done) })
 }
 
 // queueRound enqueues the pending requests and waits for their units.
 func (a *app) queueRound(ctx context.Context, db store.Store, m *modelFlags, round int) error {
-	r, stop, err := startQueue(ctx, db, m.concurrency, *m, m.q)
+	r, stop, err := startQueue(ctx, db, m.opts.Concurrency, *m, m.q)
 	if err != nil {
 		return err
 	}
@@ -140,13 +141,13 @@ func (a *app) queueRound(ctx context.Context, db store.Store, m *modelFlags, rou
 	if m.baseURL != "" {
 		urls[m.model] = m.baseURL
 	}
-	var prog *progress
+	var prog *progress.Bar
 	err = r.RunPending(ctx, db.Cache(), urls, func(n int) {
 		fmt.Fprintf(a.stderr, "queue round %d: %d model calls enqueued as units\n", round, n)
 		prog = a.newProgress(fmt.Sprintf("queue round %d: model calls", round), n)
-	}, func(done, _ int) { prog.update(done) })
+	}, func(done, _ int) { prog.Update(done) })
 	if prog != nil {
-		prog.done()
+		prog.Done()
 	}
 	if err != nil {
 		return fmt.Errorf("--queue: %w", err)

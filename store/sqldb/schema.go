@@ -47,6 +47,8 @@ var Schema = []Table{
 	{"record_outcomes", []string{"record_id", "version", "body", "label", "status", "source", "at_unix_ns", "origin", "recorded_at"}, "record_id, version", ""},
 	{"http_etags", []string{"url", "etag", "header", "body", "stored_at"}, "url", ""},
 	{"webhook_deliveries", []string{"id", "event", "result", "received_at"}, "received_at, id", ""},
+	{"runs", []string{"id", "command", "judge", "body", "started_at"}, "id", ""},
+	{"run_records", []string{"run_id", "seq", "record_id", "role", "outcome", "verdict", "reasoning", "body"}, "run_id, seq", ""},
 }
 
 // bookkeeping are tables that are not gavel's data: the migrations
