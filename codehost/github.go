@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"sort"
 	"strconv"
@@ -608,4 +609,28 @@ func ImportPullRequest(ctx context.Context, gh *github.Client, st Store, number 
 	}
 	im.res.PullRequests, im.res.Matched = 1, 1
 	return im.res, im.pullRequest(ctx, pr)
+}
+
+// NewGitHubClient is a go-github client with token (if any), GitHub
+// Enterprise's API at baseURL (if given), and conditional requests through
+// the store's ETags (counted in count, when set). A bad baseURL is an
+// error that says so.
+func NewGitHubClient(st AnswerStore, token, baseURL string, count *Requests) (*github.Client, error) {
+	opts := []github.ClientOptionsFunc{github.WithTransport(&ETagTransport{Base: http.DefaultTransport, Store: st, Count: count}),
+		github.WithUserAgent("gavel")}
+	if token != "" {
+		opts = append(opts, github.WithAuthToken(token))
+	}
+	if baseURL != "" {
+		opts = append(opts, github.WithEnterpriseURLs(baseURL, baseURL))
+	}
+	return github.NewClient(opts...)
+}
+
+// ParseSince reads a date (2026-01-31) or an RFC 3339 time.
+func ParseSince(s string) (time.Time, error) {
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Parse(time.RFC3339, s)
 }

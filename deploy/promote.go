@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -253,4 +254,15 @@ func notFound(err error) error {
 		return &Error{Code: Invalid, Msg: err.Error(), Err: err}
 	}
 	return err
+}
+
+// CLIActor names the person running a command, for the audit trail:
+// "cli USER@HOST".
+func CLIActor() string {
+	u := os.Getenv("USER")
+	if u == "" {
+		u = "unknown user"
+	}
+	h, _ := os.Hostname()
+	return "cli " + u + "@" + h
 }

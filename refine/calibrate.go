@@ -129,7 +129,10 @@ type Version struct {
 	// left out; Proposed all proposals of the iteration.
 	Accepted []Proposal `json:"accepted,omitempty"`
 	Dropped  int        `json:"dropped"`
-	Proposed int        `json:"proposed"`
+	// DroppedEdits are the unpaired proposals (Dropped of them) and the
+	// proposals already in the prompt, each with why.
+	DroppedEdits []DroppedEdit `json:"dropped_edits,omitempty"`
+	Proposed     int           `json:"proposed"`
 	// TrainPi is on the teacher's kept training records, ValPi on the
 	// whole validation part; Disagreements count kept training records it
 	// gets wrong.
@@ -360,8 +363,19 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 		if err := sp.err(); err != nil {
 			return nil, err
 		}
+		all := props
 		props, known := NewProposals(cur.Spec, props)
-		accepted, dropped := Balance(props)
+		accepted, unpaired := BalanceEdits(props)
+		dropped := len(unpaired)
+		var droppedEdits []DroppedEdit
+		for _, p := range unpaired {
+			droppedEdits = append(droppedEdits, DroppedEdit{p, "unpaired: no reason of the other kind to balance it"})
+		}
+		for _, p := range all {
+			if inPrompt(cur.Spec, p) {
+				droppedEdits = append(droppedEdits, DroppedEdit{p, "already in the prompt"})
+			}
+		}
 		if len(accepted) == 0 {
 			res.StopReason = fmt.Sprintf("iteration %d: no balanced edit (%d new proposals, %d unpaired dropped, %d already in the prompt)", it, len(props), dropped, known)
 			break
@@ -387,7 +401,7 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 			break
 		}
 		next := &Version{Hash: revised.Version(), Parent: cur.Hash, Iteration: it, Spec: revised,
-			Accepted: accepted, Dropped: dropped, Proposed: len(props), Note: note, TooLong: tooLong}
+			Accepted: accepted, Dropped: dropped, DroppedEdits: droppedEdits, Proposed: len(props), Note: note, TooLong: tooLong}
 		// The new version on the kept training records and on val.
 		sj := &stage{name: fmt.Sprintf("iteration %d: judging the new prompt", it)}
 		nextTrain, err := c.judgeSet(sj, revised, kept, "train")
@@ -540,16 +554,26 @@ func disagreements(s *judge.Spec, rs []*record.Record, vs map[string]judge.Verdi
 // word (a proposer often proposes again what an earlier iteration added),
 // and counts them.
 func NewProposals(s *judge.Spec, ps []Proposal) ([]Proposal, int) {
-	norm := func(t string) string { return strings.ToLower(strings.Join(strings.Fields(t), " ")) }
-	text := norm(PromptText(s))
 	var out []Proposal
 	for _, p := range ps {
-		if (p.Kind == FailReason || p.Kind == PassReason) && strings.TrimSpace(p.Text) != "" && strings.Contains(text, norm(p.Text)) {
-			continue
+		if !inPrompt(s, p) {
+			out = append(out, p)
 		}
-		out = append(out, p)
 	}
 	return out, len(ps) - len(out)
+}
+
+// inPrompt says whether a proposed reason is already in the prompt, but
+// for case and spacing.
+func inPrompt(s *judge.Spec, p Proposal) bool {
+	norm := func(t string) string { return strings.ToLower(strings.Join(strings.Fields(t), " ")) }
+	return (p.Kind == FailReason || p.Kind == PassReason) && strings.TrimSpace(p.Text) != "" && strings.Contains(norm(PromptText(s)), norm(p.Text))
+}
+
+// DroppedEdit is a proposal a calibration left out, and why.
+type DroppedEdit struct {
+	Proposal
+	Why string `json:"why"`
 }
 
 // propose makes one proposer call per disagreement and returns all
@@ -582,8 +606,11 @@ func (c *calibration) propose(sg *stage, s *judge.Spec, dis []*record.Record, vs
 		return nil, err
 	}
 	var out []Proposal
-	for _, p := range props {
-		out = append(out, p...)
+	for i, p := range props {
+		for _, q := range p {
+			q.Sources = []string{dis[i].ID}
+			out = append(out, q)
+		}
 	}
 	return out, nil
 }

@@ -31,8 +31,10 @@ type Proposal struct {
 	Kind   string `json:"kind"`
 	Text   string `json:"text"`
 	Target string `json:"target,omitempty"`
-	// Count is how many disagreements proposed it (after merging).
-	Count int `json:"count,omitempty"`
+	// Count is how many disagreements proposed it (after merging);
+	// Sources the records of those disagreements (its provenance).
+	Count   int      `json:"count,omitempty"`
+	Sources []string `json:"sources,omitempty"`
 }
 
 func (p Proposal) key() string {
@@ -48,6 +50,12 @@ func (p Proposal) key() string {
 // from drifting towards failing or passing everything). Rewordings and
 // removals are kept. The result is deterministic.
 func Balance(ps []Proposal) (accepted []Proposal, dropped int) {
+	accepted, unpaired := BalanceEdits(ps)
+	return accepted, len(unpaired)
+}
+
+// BalanceEdits is Balance with the unpaired proposals it drops.
+func BalanceEdits(ps []Proposal) (accepted, unpaired []Proposal) {
 	merged := map[string]*Proposal{}
 	var order []string
 	for _, p := range ps {
@@ -57,6 +65,11 @@ func Balance(ps []Proposal) (accepted []Proposal, dropped int) {
 		k := p.key()
 		if m, ok := merged[k]; ok {
 			m.Count += max(p.Count, 1)
+			for _, src := range p.Sources {
+				if !slices.Contains(m.Sources, src) {
+					m.Sources = append(m.Sources, src)
+				}
+			}
 			// Of spellings that differ only in case and spacing, keep the
 			// one that sorts first, so the input order does not matter.
 			if p.Text < m.Text {
@@ -69,6 +82,7 @@ func Balance(ps []Proposal) (accepted []Proposal, dropped int) {
 		}
 		c := p
 		c.Count = max(p.Count, 1)
+		c.Sources = slices.Clone(p.Sources)
 		merged[k] = &c
 		order = append(order, k)
 	}
@@ -90,10 +104,10 @@ func Balance(ps []Proposal) (accepted []Proposal, dropped int) {
 	for i := range n {
 		accepted = append(accepted, byKind[FailReason][i], byKind[PassReason][i])
 	}
-	dropped = len(byKind[FailReason]) + len(byKind[PassReason]) - 2*n
+	unpaired = append(byKind[FailReason][n:], byKind[PassReason][n:]...)
 	accepted = append(accepted, byKind[Reword]...)
 	accepted = append(accepted, byKind[Remove]...)
-	return accepted, dropped
+	return accepted, unpaired
 }
 
 //go:embed prompts/proposer_system.tmpl

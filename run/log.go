@@ -157,5 +157,6 @@ func (r *CalibrateResult) RunLog() (*runlog.Run, []runlog.Record) {
 	for _, d := range res.Decisions {
 		l.Models[d.Model] = ""
 	}
+	l.Detail, _ = json.Marshal(res)
 	return l, recs
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/teacher"
 )
 
 // Run is one run of a command.
@@ -49,6 +50,9 @@ type Run struct {
 	// record's Role is one of them (calibrate: "test: calibrated", "test:
 	// original", "train: teacher").
 	Roles []string `json:"roles,omitempty"`
+	// Detail is what a page of the run shows beyond its result
+	// (calibrate: the calibration with every version and edit).
+	Detail json.RawMessage `json:"detail,omitempty"`
 	// Records counts the run's records.
 	Records int `json:"records"`
 }
@@ -98,14 +102,14 @@ type Blind struct {
 
 // Agrees says whether the verdict matches the outcome (an invalid or
 // missing verdict agrees with nothing).
-func (r *Record) Agrees() bool {
+func (r Record) Agrees() bool {
 	return (r.Verdict == judge.Pass && r.Outcome == record.Pass) || (r.Verdict == judge.Fail && r.Outcome == record.Fail)
 }
 
 // FalsePass is a pass verdict on a failure; FalseFail a fail verdict on a
 // pass.
-func (r *Record) FalsePass() bool { return r.Verdict == judge.Pass && r.Outcome == record.Fail }
-func (r *Record) FalseFail() bool { return r.Verdict == judge.Fail && r.Outcome == record.Pass }
+func (r Record) FalsePass() bool { return r.Verdict == judge.Pass && r.Outcome == record.Fail }
+func (r Record) FalseFail() bool { return r.Verdict == judge.Fail && r.Outcome == record.Pass }
 
 // Which selects a run's records.
 type Which string
@@ -173,6 +177,11 @@ type Store interface {
 	// RunRecords returns the page of a run's records the filter selects,
 	// in their order, and how many it selects in all.
 	RunRecords(ctx context.Context, id string, f Filter) ([]Record, int, error)
+	// RecordVerdicts are every verdict the store keeps on a record (each
+	// prompt version's, each model's); RecordDecisions every teacher
+	// decision on its label.
+	RecordVerdicts(ctx context.Context, id string) ([]judge.Verdict, error)
+	RecordDecisions(ctx context.Context, id string) ([]teacher.Decision, error)
 }
 
 // secretFlags are flags whose value is a secret.

@@ -41,6 +41,21 @@ var pageFuncs = template.FuncMap{
 		}
 		return fmt.Sprintf("[%.3f, %.3f]", iv.Lo, iv.Hi)
 	},
+	"recordURL": recordURL,
+	"deref":     func(f *float64) string { return fmt.Sprintf("%.4g", *f) },
+	"add": func(a int, bs ...int) int {
+		for _, b := range bs {
+			a += b
+		}
+		return a
+	},
+	// firstLines is the start of a reasoning, for a table cell.
+	"firstLines": func(s string) string {
+		if r := []rune(strings.TrimSpace(s)); len(r) > 240 {
+			return string(r[:239]) + "…"
+		}
+		return strings.TrimSpace(s)
+	},
 	"last": func(as []deploy.Activation) *deploy.Activation {
 		if len(as) == 0 {
 			return nil
@@ -52,7 +67,7 @@ var pageFuncs = template.FuncMap{
 var pageTemplates = func() map[string]*template.Template {
 	layout := template.Must(template.New("layout.html").Funcs(pageFuncs).ParseFS(templateFS, "templates/layout.html"))
 	out := map[string]*template.Template{}
-	for _, name := range []string{"login", "judges", "judge", "diff", "verdicts", "review", "agreement", "message"} {
+	for _, name := range []string{"login", "judges", "judge", "diff", "verdicts", "review", "agreement", "message", "runs", "run", "record"} {
 		out[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, "templates/"+name+".html"))
 	}
 	return out
@@ -64,8 +79,10 @@ type page struct {
 	Token                *deploy.Token
 	CSRF                 string
 	CanBrowse, CanReview bool
-	Simulated            bool
-	Data                 any
+	// CanAdmin sees the run pages; Viewer marks 'gavel view' (no token).
+	CanAdmin, Viewer bool
+	Simulated        bool
+	Data             any
 }
 
 // sessionCookie holds a logged-in browser's token (HttpOnly, SameSite
@@ -100,6 +117,7 @@ func (s *Server) pages() {
 		{"GET /ui/agreement", "both", s.agreementPage},
 		{"POST /ui/logout", "both", s.logout},
 	}
+	routes = append(routes, s.runRoutes()...)
 	for _, rt := range routes {
 		s.mux.Handle(rt.pattern, s.instrument(rt.pattern, csrf.Handler(s.page(rt))))
 	}
@@ -131,8 +149,8 @@ func (s *Server) page(rt pageRoute) http.Handler {
 			return
 		}
 		p := &page{Token: t, CSRF: csrfToken(t), Simulated: s.cfg.Simulated,
-			CanReview: t.Allows(deploy.ScopeReview), CanBrowse: t.Scope != deploy.ScopeReview}
-		allowed := rt.access == "both" || rt.access == "review" && p.CanReview || rt.access == "browse" && p.CanBrowse
+			CanReview: t.Allows(deploy.ScopeReview), CanBrowse: t.Scope != deploy.ScopeReview, CanAdmin: t.Allows(deploy.ScopeAdmin)}
+		allowed := rt.access == "both" || rt.access == "review" && p.CanReview || rt.access == "browse" && p.CanBrowse || rt.access == "admin" && p.CanAdmin
 		if !allowed {
 			p.Title = "Not for this token"
 			p.Data = fmt.Sprintf("deploy.Token %s has scope %s, which cannot see this page.", t.ID, t.Scope)
@@ -155,13 +173,19 @@ func (s *Server) page(rt pageRoute) http.Handler {
 			}
 		}
 		if err := rt.h(w, r, p); err != nil {
-			ae := clientError(err)
-			if ae == nil {
-				ae = internalError(s.cfg.Log, rt.pattern, err)
-			}
-			http.Error(w, ae.Msg, ae.Status)
+			s.pageError(w, rt.pattern, err)
 		}
 	})
+}
+
+// pageError answers a page's error: an application error in its words,
+// anything else as an internal error with an id the log keeps.
+func (s *Server) pageError(w http.ResponseWriter, pattern string, err error) {
+	ae := clientError(err)
+	if ae == nil {
+		ae = internalError(s.cfg.Log, pattern, err)
+	}
+	http.Error(w, ae.Msg, ae.Status)
 }
 
 // session is the token of a logged-in browser.

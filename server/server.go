@@ -76,6 +76,19 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil || cfg.Client == nil || cfg.Model == "" {
 		return nil, errors.New("server: a store, a model client and a model are needed")
 	}
+	s, err := newServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.routes()
+	return s, nil
+}
+
+// newServer is a server with its defaults and no routes.
+func newServer(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("server: a store is needed")
+	}
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = 1 << 20
 	}
@@ -104,7 +117,6 @@ func New(cfg Config) (*Server, error) {
 		limits: &limiters{rate: rate.Limit(cfg.Rate), burst: cfg.Burst, m: map[string]*rate.Limiter{}},
 		reg:    prometheus.NewRegistry()}
 	s.metrics = newMetrics(s.reg, cfg.Stats)
-	s.routes()
 	return s, nil
 }
 

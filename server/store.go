@@ -5,6 +5,7 @@ import (
 
 	"github.com/gavelhq/gavel/codehost"
 	"github.com/gavelhq/gavel/deploy"
+	"github.com/gavelhq/gavel/runlog"
 )
 
 // Store is what the service keeps: a judge's life in service (deploy's
@@ -14,6 +15,7 @@ type Store interface {
 	deploy.Store
 	codehost.Store
 	codehost.AnswerStore
+	runlog.Store
 
 	// WebhookDelivery returns the answer given to a handled webhook
 	// delivery; SaveWebhookDelivery keeps it (the first answer stays).

@@ -193,7 +193,7 @@ func (a *app) rootCmd() *cobra.Command {
 	}{
 		{"records", "Records and outcomes:", []*cobra.Command{a.ingestCmd(), a.importCmd(), a.recordsCmd(), a.splitCmd(), a.simCmd()}},
 		{"judges", "Judges and their calibration:", []*cobra.Command{a.judgeCmd(), a.evalCmd(), a.teachCmd(), a.calibrateCmd(),
-			a.promptsCmd(), a.noiseCmd(), a.driftCmd(), a.agreementCmd(), a.demoCmd(), a.runsCmd()}},
+			a.promptsCmd(), a.noiseCmd(), a.driftCmd(), a.agreementCmd(), a.demoCmd(), a.runsCmd(), a.viewCmd()}},
 		{"data", "Benchmarks and training data:", []*cobra.Command{a.benchCmd(), a.execCmd(), a.acrCmd()}},
 		{"models", "Models, their calls and the store:", []*cobra.Command{a.askCmd(), a.batchCmd(), a.cacheCmd(), a.dbCmd(), a.workerCmd(), a.versionCmd()}},
 		{"service", "The service and its clients:", []*cobra.Command{a.serveCmd(), a.tokenCmd(), a.promoteCmd(), a.rollbackCmd(),

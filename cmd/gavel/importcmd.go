@@ -2,11 +2,9 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/google/go-github/v93/github"
 	"github.com/spf13/cobra"
@@ -54,7 +52,7 @@ func (a *app) importGitHub(cmd *cobra.Command, f importGitHubFlags) error {
 	}
 	opt := codehost.GitHubOptions{Owner: owner, Repo: name, Label: f.label, MaxDiffBytes: f.maxDiff}
 	if f.since != "" {
-		t, err := parseSince(f.since)
+		t, err := codehost.ParseSince(f.since)
 		if err != nil {
 			return usagef("--since %q: %v", f.since, err)
 		}
@@ -93,27 +91,10 @@ func (a *app) importGitHub(cmd *cobra.Command, f importGitHubFlags) error {
 	return err
 }
 
-// parseSince reads a date or an RFC 3339 time.
-func parseSince(s string) (time.Time, error) {
-	if t, err := time.Parse(time.DateOnly, s); err == nil {
-		return t, nil
-	}
-	return time.Parse(time.RFC3339, s)
-}
-
-// githubClient is a go-github client with the token in GITHUB_TOKEN (if
-// any), GitHub Enterprise's API at baseURL (if given), and conditional
-// requests through the store.
+// githubClient is a GitHub client with the token in GITHUB_TOKEN (if any)
+// and conditional requests through the store.
 func githubClient(db codehost.AnswerStore, baseURL string, count *codehost.Requests) (*github.Client, error) {
-	opts := []github.ClientOptionsFunc{github.WithTransport(&codehost.ETagTransport{Base: http.DefaultTransport, Store: db, Count: count}),
-		github.WithUserAgent("gavel")}
-	if tok := os.Getenv("GITHUB_TOKEN"); tok != "" {
-		opts = append(opts, github.WithAuthToken(tok))
-	}
-	if baseURL != "" {
-		opts = append(opts, github.WithEnterpriseURLs(baseURL, baseURL))
-	}
-	gh, err := github.NewClient(opts...)
+	gh, err := codehost.NewGitHubClient(db, os.Getenv("GITHUB_TOKEN"), baseURL, count)
 	if err != nil {
 		return nil, usagef("--base-url: %v", err)
 	}
@@ -137,7 +118,7 @@ func (a *app) importGerritCmd() *cobra.Command {
 				User: os.Getenv("GERRIT_USER"), Password: os.Getenv("GERRIT_PASSWORD"),
 				Progress: func(format string, args ...any) { fmt.Fprintf(a.stderr, "import gerrit: "+format+"\n", args...) }}
 			if f.since != "" {
-				t, err := parseSince(f.since)
+				t, err := codehost.ParseSince(f.since)
 				if err != nil {
 					return usagef("--since %q: %v", f.since, err)
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,6 +12,7 @@ import (
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/run"
 	"github.com/gavelhq/gavel/runlog"
+	"github.com/gavelhq/gavel/server"
 	"github.com/gavelhq/gavel/store"
 )
 
@@ -141,4 +143,24 @@ func (a *app) runsDiffCmd() *cobra.Command {
 			}
 			return a.output(d)
 		})}
+}
+
+func (a *app) viewCmd() *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{Use: "view [--addr 127.0.0.1:PORT]", Short: "Read the store's runs in a browser: a read-only viewer on this machine's loopback",
+		Args: args(cobra.NoArgs),
+		RunE: a.withStore(func(cmd *cobra.Command, _ []string, db store.Store) error {
+			ln, err := server.ListenLoopback(addr)
+			if err != nil {
+				return usagef("--addr: %v", err)
+			}
+			srv, err := server.NewViewer(db, server.Config{Log: slog.New(slog.NewTextHandler(a.stderr, nil))})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stderr, "viewing %s on http://%s/ui/runs (read-only; Ctrl-C stops)\n", a.dbPath, ln.Addr())
+			return srv.Serve(cmd.Context(), ln)
+		})}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8765", "loopback address to listen on, HOST:PORT (port 0: any free port)")
+	return cmd
 }

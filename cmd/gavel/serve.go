@@ -187,7 +187,7 @@ func (a *app) promoteCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opt.Actor = actor()
+			opt.Actor = deploy.CLIActor()
 			opt.Concurrency = m.opts.Concurrency
 			var done func()
 			opt.Progress, done = a.stageProgress("promote")
@@ -222,16 +222,6 @@ func (a *app) promoteCmd() *cobra.Command {
 	return cmd
 }
 
-// actor names who runs a command, for the audit trail.
-func actor() string {
-	u := os.Getenv("USER")
-	if u == "" {
-		u = "unknown user"
-	}
-	h, _ := os.Hostname()
-	return "cli " + u + "@" + h
-}
-
 func (a *app) rollbackCmd() *cobra.Command {
 	var reason string
 	cmd := &cobra.Command{
@@ -239,7 +229,7 @@ func (a *app) rollbackCmd() *cobra.Command {
 		Short: "Make the version active before the current one active again",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: a.withStore(func(cmd *cobra.Command, argv []string, db store.Store) error {
-			act, err := deploy.Rollback(cmd.Context(), db, argv[0], actor(), reason)
+			act, err := deploy.Rollback(cmd.Context(), db, argv[0], deploy.CLIActor(), reason)
 			if deploy.ErrorCode(err) != "" {
 				return usageError{err} // nothing to roll back to: exit 2, as always
 			}

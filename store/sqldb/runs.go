@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/runlog"
+	"github.com/gavelhq/gavel/teacher"
 )
 
 var _ runlog.Store = (*DB)(nil)
@@ -174,4 +176,36 @@ func (db *DB) RunRecords(ctx context.Context, id string, f runlog.Filter) ([]run
 		out = append(out, rec)
 	}
 	return out, total, rows.Err()
+}
+
+// bodies reads a JSON column's rows into one value each.
+func bodies[T any](ctx context.Context, db *DB, q string, args ...any) ([]T, error) {
+	rows, err := db.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		var b string
+		if err := rows.Scan(&b); err != nil {
+			return nil, err
+		}
+		var v T
+		if err := json.Unmarshal([]byte(b), &v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// RecordVerdicts implements runlog.Store: oldest first.
+func (db *DB) RecordVerdicts(ctx context.Context, id string) ([]judge.Verdict, error) {
+	return bodies[judge.Verdict](ctx, db, `SELECT body FROM verdicts WHERE record_id = $1 ORDER BY created_at, prompt, model`, id)
+}
+
+// RecordDecisions implements runlog.Store: oldest first.
+func (db *DB) RecordDecisions(ctx context.Context, id string) ([]teacher.Decision, error) {
+	return bodies[teacher.Decision](ctx, db, `SELECT body FROM teacher_decisions WHERE record_id = $1 ORDER BY created_at, prompt, model`, id)
 }
