@@ -98,7 +98,7 @@ type runView struct {
 	// the first one's number.
 	Records               []runlog.Record
 	Total, From, PageSize int
-	Prev, Next  string
+	Prev, Next            string
 	// Links are the selections and roles, as URLs.
 	Selections []link
 	Roles      []link
