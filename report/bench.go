@@ -30,7 +30,11 @@ var benchTmpl = template.Must(template.New("bench").Funcs(template.FuncMap{
 		}
 		s := fmt.Sprintf("%.3f", f.Value.V)
 		if f.CI != nil && f.CI.Defined() {
-			s += " " + ciText(f.CI, 2)
+			// The few-groups warning is said once, under the table.
+			s += fmt.Sprintf(" [%.2f, %.2f]", f.CI.Lo, f.CI.Hi)
+			if f.CI.Warning != "" {
+				s += " ⚠"
+			}
 		}
 		return s
 	},
@@ -47,7 +51,13 @@ var benchTmpl = template.Must(template.New("bench").Funcs(template.FuncMap{
 // WriteBench renders the benchmark page.
 func WriteBench(w io.Writer, r *BenchReport) error {
 	var rows []Interval
+	fewGroups := 0
 	for _, e := range r.Evals {
+		for _, f := range e.Figures {
+			if f.CI != nil && f.CI.Warning != "" {
+				fewGroups = f.CI.Groups
+			}
+		}
 		f := e.Figures["spearman"]
 		iv := Interval{Name: e.Name, Defined: f.Value.Defined(), Value: f.Value.V, Lo: f.Value.V, Hi: f.Value.V}
 		if f.CI != nil && f.CI.Defined() {
@@ -59,5 +69,6 @@ func WriteBench(w io.Writer, r *BenchReport) error {
 		*BenchReport
 		Figures       []string
 		SpearmanChart template.HTML
-	}{r, bench.MetaFigures, IntervalChart("Spearman correlation with the known scores", rows, -0.5, 1)})
+		FewGroups     int
+	}{r, bench.MetaFigures, IntervalChart("Spearman correlation with the known scores", rows, -0.5, 1), fewGroups})
 }

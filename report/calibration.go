@@ -99,11 +99,16 @@ type sectionView struct {
 	Samples                            []sample
 	Diff                               string
 	DiffLines                          []diffLine
+	// Disagreements are the test records the selected prompt got wrong.
+	Disagreements []Disagreement
 }
 
 func view(s *CalibrationSection) *sectionView {
 	r := s.Result
 	v := &sectionView{CalibrationSection: s}
+	if r.CalibratedVerdicts != nil && r.Calibrated != nil {
+		v.Disagreements = Disagreements(r.Kind, r.Calibrated.Threshold, r.Test, r.CalibratedVerdicts)
+	}
 	v.Rows = append(v.Rows, evalRow{"original", "original", r.Original})
 	if r.Tuned != nil {
 		v.Rows = append(v.Rows, evalRow{fmt.Sprintf("original, threshold tuned on train (%d)", r.TunedThreshold), fmt.Sprintf("threshold %d", r.TunedThreshold), r.Tuned})
@@ -377,12 +382,14 @@ type BarPart struct {
 	Value       float64
 }
 
-// StackedBars draws horizontal stacked bars, scaled to the longest.
+// StackedBars draws horizontal stacked bars, scaled to the longest, with
+// each segment's count in it (where it fits) and each bar's total after it.
 func StackedBars(title string, bars []Bar) template.HTML {
-	const rowH, top = 24.0, 30.0
+	const rowH, top, totalW = 24.0, 30.0, 40.0
 	// Room for the longest bar label on the left and the longest legend
-	// entry on the right (about 6.5 px a character at 11 px).
-	left, right := 110.0, 120.0
+	// entry on the right (about 6.5 px a character at 11 px), after room
+	// for the totals.
+	left, right := 110.0, 120.0+totalW
 	for _, b := range bars {
 		left = math.Max(left, 16+6.5*float64(len([]rune(b.Label))))
 		for _, p := range b.Parts {
@@ -410,19 +417,25 @@ func StackedBars(title string, bars []Bar) template.HTML {
 	for i, b := range bars {
 		y := top + rowH*float64(i)
 		fmt.Fprintf(&s, `<text x="%s" y="%s" font-size="11" text-anchor="end">%s</text>`, f(left-6), f(y+14), template.HTMLEscapeString(b.Label))
-		x := left
+		x, total := left, 0.0
 		for _, p := range b.Parts {
 			bw := p.Value / maxT * pw
 			if bw > 0 {
 				fmt.Fprintf(&s, `<rect x="%s" y="%s" width="%s" height="18" fill="%s"><title>%s: %g</title></rect>`, f(x), f(y+2), f(bw), p.Color, template.HTMLEscapeString(p.Name), p.Value)
+				if label := fmt.Sprintf("%g", p.Value); bw >= 8+6*float64(len(label)) {
+					fmt.Fprintf(&s, `<text x="%s" y="%s" font-size="10" fill="#fff" text-anchor="middle">%s</text>`, f(x+bw/2), f(y+15), label)
+				}
 			}
 			x += bw
+			total += p.Value
 		}
+		fmt.Fprintf(&s, `<text x="%s" y="%s" font-size="10">%g</text>`, f(x+4), f(y+15), total)
 	}
 	if len(bars) > 0 {
+		lx := left + pw + totalW
 		for j, p := range bars[0].Parts {
 			fmt.Fprintf(&s, `<rect x="%s" y="%s" width="10" height="10" fill="%s"/><text x="%s" y="%s" font-size="11">%s</text>`,
-				f(left+pw+12), f(top+float64(j)*16), p.Color, f(left+pw+26), f(top+float64(j)*16+9), template.HTMLEscapeString(p.Name))
+				f(lx+12), f(top+float64(j)*16), p.Color, f(lx+26), f(top+float64(j)*16+9), template.HTMLEscapeString(p.Name))
 		}
 	}
 	s.WriteString(`</svg>`)

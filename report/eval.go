@@ -6,9 +6,11 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/metrics"
+	"github.com/gavelhq/gavel/record"
 )
 
 //go:embed templates/eval.html
@@ -33,6 +35,8 @@ type EvalSection struct {
 	Name string
 	Note string
 	Eval *judge.Evaluation
+	// Disagreements are the records it got wrong, shown folded.
+	Disagreements []Disagreement
 }
 
 // Comparison is the paired difference A minus B.
@@ -116,4 +120,36 @@ func WriteEval(w io.Writer, r *EvalReport) error {
 		r.Metrics = judge.ReportedMetrics
 	}
 	return evalTmpl.Execute(w, r)
+}
+
+// Disagreement is a record whose verdict is not its outcome (an
+// unreadable answer included), for a report's folded table.
+type Disagreement struct {
+	ID, Outcome, Verdict, Reasoning string
+}
+
+// Disagreements are the records a judge got wrong, in their order, each
+// with the start of its reasoning; verdicts are decided at threshold
+// (rubric judges).
+func Disagreements(kind judge.Kind, threshold int, rs []*record.Record, vs map[string]judge.Verdict) []Disagreement {
+	var out []Disagreement
+	for _, r := range rs {
+		v, ok := vs[r.ID]
+		if !ok {
+			continue
+		}
+		got := v.Decide(kind, threshold)
+		if (got == judge.Pass && r.Outcome.Label == record.Pass) || (got == judge.Fail && r.Outcome.Label == record.Fail) {
+			continue
+		}
+		why := v.Reasoning
+		if got == judge.Invalid {
+			why = "unreadable: " + v.ParseError
+		}
+		if lines := strings.SplitN(strings.TrimSpace(why), "\n", 4); len(lines) > 3 {
+			why = strings.Join(lines[:3], "\n") + " …"
+		}
+		out = append(out, Disagreement{ID: r.ID, Outcome: string(r.Outcome.Label), Verdict: string(got), Reasoning: why})
+	}
+	return out
 }

@@ -2,10 +2,12 @@ package report_test
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/gavelhq/gavel/bench"
 	"github.com/gavelhq/gavel/internal/golden"
 
 	"github.com/gavelhq/gavel/judge"
@@ -101,5 +103,83 @@ func TestChartsEscapeAndSkipGaps(t *testing.T) {
 		if !strings.Contains(c, n) {
 			t.Fatalf("confusion lacks %s", n)
 		}
+	}
+}
+
+// Ticks 0.25 apart are labelled with two decimals (0.75, not 0.8).
+func TestTickLabelsKeepTheirDecimals(t *testing.T) {
+	svg := string(report.LineChart("pi", "x", []report.Series{{Name: "s", Points: []report.Point{{0, 0}, {1, 1.75}}}}, 0, 1.75))
+	for _, want := range []string{">0.25<", ">0.75<", ">1.75<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("no tick %s in the chart", want)
+		}
+	}
+	if strings.Contains(svg, ">0.8<") || strings.Contains(svg, ">1.8<") {
+		t.Error("a tick 0.25 apart is rounded to one decimal")
+	}
+}
+
+// Stacked bars say their counts: each segment's where it fits, and each
+// bar's total.
+func TestStackedBarsSayTheirCounts(t *testing.T) {
+	svg := string(report.StackedBars("teacher", []report.Bar{{Label: "failed", Parts: []report.BarPart{{Name: "kept", Color: "#1f77b4", Value: 40}, {Name: "abstained", Color: "#d62728", Value: 12}}}}))
+	for _, want := range []string{">40<", ">12<", ">52<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("no count %s in the bars: %s", want, svg)
+		}
+	}
+}
+
+// A bench report says once, under its table, that intervals over few
+// problems cannot be trusted, and marks those cells.
+func TestBenchReportWarnsOncePerTable(t *testing.T) {
+	warn := &metrics.Interval{Lo: 0.1, Hi: 0.9, Warning: "few groups", Groups: 3}
+	figs := map[string]metrics.Figure{}
+	for _, name := range bench.MetaFigures {
+		figs[name] = metrics.Figure{Value: metrics.Value{V: 0.5}, CI: warn}
+	}
+	var b bytes.Buffer
+	if err := report.WriteBench(&b, &report.BenchReport{Title: "bench", Programs: 9, Evals: []*bench.MetaEval{{Name: "token_similarity", Figures: figs}, {Name: "passfail", Figures: figs}}}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if n := strings.Count(page, "only 3 problems"); n != 1 {
+		t.Errorf("the few-groups note appears %d times, want once", n)
+	}
+	if n := strings.Count(page, "[0.10, 0.90] ⚠"); n != 2*len(bench.MetaFigures) {
+		t.Errorf("%d cells marked, want %d", n, 2*len(bench.MetaFigures))
+	}
+	if strings.Contains(page, "not trustworthy; item-level") || strings.Count(page, "groups resampled") > 0 {
+		t.Error("a cell still carries the whole warning")
+	}
+}
+
+// The disagreements of a rubric judge at its threshold: wrong verdicts
+// and unreadable answers, in record order, reasoning cut to three lines.
+func TestDisagreements(t *testing.T) {
+	var rs []*record.Record
+	for _, c := range []struct{ id, status string }{{"A", "passed"}, {"B", "passed"}, {"C", "failed"}, {"D", "failed"}, {"E", "failed"}} {
+		r := &record.Record{ID: c.id, Task: "t", Outcome: record.Outcome{Status: record.Status(c.status)}}
+		r.Normalize()
+		rs = append(rs, r)
+	}
+	vs := map[string]judge.Verdict{
+		"A": {Outcome: judge.Pass, Score: 4, Reasoning: "fine"},
+		"B": {Outcome: judge.Fail, Score: 2, Reasoning: "one\ntwo\nthree\nfour\nfive"},
+		"C": {Outcome: judge.Pass, Score: 5, Reasoning: "all checks pass"},
+		"D": {Outcome: judge.Invalid, ParseError: "not JSON"},
+		"E": {Outcome: judge.Fail, Score: 1, Reasoning: "broken"},
+	}
+	got := report.Disagreements(judge.Rubric, 3, rs, vs)
+	want := []report.Disagreement{{"B", "pass", "fail", "one\ntwo\nthree …"}, {"C", "fail", "pass", "all checks pass"}, {"D", "fail", "invalid", "unreadable: not JSON"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("disagreements %q\nwant %q", got, want)
+	}
+	var b bytes.Buffer
+	if err := report.WriteEval(&b, &report.EvalReport{Title: "e", Split: "s", Sections: []report.EvalSection{{Name: "rubric5", Eval: evaluation(t), Disagreements: got}}}); err != nil {
+		t.Fatal(err)
+	}
+	if page := b.String(); !strings.Contains(page, "3 record(s) whose verdict is not the outcome") || !strings.Contains(page, "<details") {
+		t.Fatal("the eval page has no folded table of disagreements")
 	}
 }

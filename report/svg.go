@@ -44,10 +44,11 @@ func axis(lo, hi float64, values ...float64) (float64, float64, float64) {
 	return math.Floor(lo/step+eps) * step, math.Ceil(hi/step-eps) * step, step
 }
 
-// tickLabel writes a tick value with the decimals its step needs.
+// tickLabel writes a tick value with the decimals its step needs (0.25
+// needs two: 0.75, not 0.8).
 func tickLabel(v, step float64) string {
 	d := 0
-	for st := step; st < 1-1e-9 && d < 4; st *= 10 {
+	for x := step; d < 4 && math.Abs(x-math.Round(x)) > 1e-9*math.Max(1, math.Abs(x)); x *= 10 {
 		d++
 	}
 	if math.Abs(v) < step/1e6 {

@@ -296,7 +296,7 @@ func (e *Eval) Run(ctx context.Context, env *Env) (*EvalResult, error) {
 		Title: fmt.Sprintf("%sJudge evaluation: %s on %s", tag, s.Name, cfg.Split), Simulated: cfg.Simulated,
 		Split: cfg.Split, Version: cfg.GavelVersion,
 		Intervals: fmt.Sprintf("percentile bootstrap, %d resamples of whole groups, seed %d", cfg.Resamples, cfg.Seed),
-		Sections:  []report.EvalSection{{Name: s.Name, Eval: ev}},
+		Sections:  []report.EvalSection{{Name: s.Name, Eval: ev, Disagreements: report.Disagreements(s.Kind, ev.Threshold, rs, vs)}},
 	}
 	if e.trainRS != nil {
 		te, err := judge.Evaluate(s, cfg.Model, e.trainRS, trainVS, 0, metrics.BootstrapOptions{Resamples: 1})

@@ -64,8 +64,11 @@ func SaveRun(ctx context.Context, st runlog.Store, res Result, meta runlog.Run) 
 }
 
 // verdictRecords are the records with one prompt's verdicts, decided at
-// threshold (rubric judges).
+// threshold (rubric judges; 0 for the judge's own).
 func verdictRecords(role string, s *judge.Spec, rs []*record.Record, vs map[string]judge.Verdict, threshold int) []runlog.Record {
+	if threshold == 0 {
+		threshold = s.PassThreshold()
+	}
 	out := make([]runlog.Record, 0, len(rs))
 	for _, r := range rs {
 		lr := runlog.Record{ID: r.ID, Role: role, Outcome: r.Outcome.Label, Status: r.Outcome.Status}

@@ -289,6 +289,15 @@ func driftChart(rep *deploy.DriftReport) template.HTML {
 	if len(rep.Windows) == 0 {
 		return ""
 	}
+	if len(rep.Windows) == 1 {
+		// One window is no line: its pi with its interval, beside the
+		// promotion's.
+		rows := []report.Interval{intervalRow(rep.By+" of "+rep.Windows[0].Start.Format("2006-01-02"), rep.Windows[0].Pi)}
+		if rep.Baseline != nil {
+			rows = append(rows, intervalRow("at promotion (test part)", *rep.Baseline))
+		}
+		return report.IntervalChart(fmt.Sprintf("Scott's pi of %.12s: one %s so far", rep.Version, rep.By), rows, -1, 1)
+	}
 	pi := report.Series{Name: "Scott's pi", Color: "#1f77b4"}
 	lo := report.Series{Name: "interval low", Color: "#9ecae1"}
 	hi := report.Series{Name: "interval high", Color: "#9ecae1"}
@@ -539,4 +548,14 @@ func (s *Server) agreementPage(w http.ResponseWriter, r *http.Request, p *page) 
 	p.Title, p.Data = "Agreement: human review, judge and outcomes", d
 	s.render(w, http.StatusOK, "agreement", p)
 	return nil
+}
+
+// intervalRow is a figure as a row of an interval chart.
+func intervalRow(name string, fg metrics.Figure) report.Interval {
+	row := report.Interval{Name: name, Value: fg.Value.V, Defined: fg.Value.Defined()}
+	row.Lo, row.Hi = row.Value, row.Value
+	if fg.CI != nil && fg.CI.Defined() {
+		row.Lo, row.Hi = fg.CI.Lo, fg.CI.Hi
+	}
+	return row
 }

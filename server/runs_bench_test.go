@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/runlog"
@@ -108,4 +109,30 @@ func BenchmarkRunPage10k(b *testing.B) {
 			}
 		}
 	})
+}
+
+// In gavel serve the run pages are for admin tokens: a judge token is
+// refused, an admin sees the runs.
+func TestRunPagesInTheServiceAreForAdmins(t *testing.T) {
+	e := start(t, server.Config{Simulated: true, Rate: -1}, simService)
+	if err := e.db.SaveRun(context.Background(), &runlog.Run{ID: "20261201-120000-aaaaaa", Command: "eval", Judge: "passfail", StartedAt: time.Now()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	get := func(scope string) (int, string) {
+		req, _ := http.NewRequest("GET", e.url+"/ui/runs", nil)
+		req.AddCookie(&http.Cookie{Name: "gavel_token", Value: e.tok[scope]})
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get(deploy.ScopeJudge); code != http.StatusForbidden {
+		t.Fatalf("a judge token on the runs: %d", code)
+	}
+	if code, page := get(deploy.ScopeAdmin); code != 200 || !strings.Contains(page, "20261201-120000-aaaaaa") {
+		t.Fatalf("an admin on the runs: %d\n%s", code, page)
+	}
 }
