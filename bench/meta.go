@@ -93,6 +93,10 @@ func astShape(lang, code string) ([]string, error) {
 	return kinds, nil
 }
 
+// WorksScore is the lowest score of a program that works (its tests
+// pass): works/broken agreement counts a score of 3 or more as works.
+const WorksScore = 3
+
 // MetaEval is how well a judge or metric recovers the known scores.
 type MetaEval struct {
 	Name    string `json:"name"`
@@ -144,7 +148,7 @@ func MetaEvaluate(name string, progs []*Program, pred []float64, boot metrics.Bo
 		rounded[i] = math.Round(math.Max(0, math.Min(5, v)))
 	}
 	works := func(v float64) int {
-		if v >= 3 {
+		if v >= WorksScore {
 			return metrics.Pass
 		}
 		return metrics.Fail

@@ -81,6 +81,11 @@ type BenchRunResult struct {
 	Calls *llm.RunStats `json:"-"`
 	// Report is the HTML report's content.
 	Report *report.BenchReport `json:"-"`
+	// The programs and, for each evaluation, its predicted scores (and
+	// the judge's verdicts), for the run's log.
+	progs    []*bench.Program
+	preds    [][]float64
+	verdicts map[string]judge.Verdict
 }
 
 // BenchRun meta-evaluates the metrics and the judge against the
@@ -105,6 +110,7 @@ func BenchRun(ctx context.Context, env *Env, cfg BenchRunConfig) (*BenchRunResul
 			}
 		}
 		out.Evaluations = append(out.Evaluations, bench.MetaEvaluate(name, progs, pred, boot))
+		out.preds = append(out.preds, pred)
 	}
 	if cfg.Judge != nil {
 		s := cfg.Judge
@@ -124,10 +130,12 @@ func BenchRun(ctx context.Context, env *Env, cfg BenchRunConfig) (*BenchRunResul
 			return nil, fmt.Errorf("%d of %d programs could not be judged: %w", len(res.Failed), len(progs), errors.Join(res.Failed...))
 		}
 		out.Evaluations = append(out.Evaluations, bench.MetaEvaluate(s.Name+" with "+cfg.Model, progs, res.Pred, boot))
+		out.preds, out.verdicts = append(out.preds, res.Pred), res.Verdicts
 		out.Simulated = cfg.Simulated
 		calls := env.stats()
 		out.Calls = &calls
 	}
+	out.progs = progs
 	out.Report = &report.BenchReport{Title: "Benchmark: " + cfg.File, Simulated: out.Simulated, Source: cfg.File, Programs: len(progs),
 		Resamples: cfg.Resamples, Evals: out.Evaluations}
 	if out.Simulated {

@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"math"
 	"time"
 
+	"github.com/gavelhq/gavel/bench"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/runlog"
@@ -162,4 +164,50 @@ func (r *CalibrateResult) RunLog() (*runlog.Run, []runlog.Record) {
 	}
 	l.Detail, _ = json.Marshal(res)
 	return l, recs
+}
+
+// RunLog implements Loggable: each evaluation (the judge's first) is a
+// role, each program a record with its known and predicted scores.
+func (r *BenchRunResult) RunLog() (*runlog.Run, []runlog.Record) {
+	l := &runlog.Run{Split: r.Bench}
+	var recs []runlog.Record
+	n := len(r.Evaluations)
+	var order []int // the judge, evaluated last, first
+	if r.verdicts != nil {
+		order = append(order, n-1)
+	}
+	for i := range n {
+		if r.verdicts == nil || i < n-1 {
+			order = append(order, i)
+		}
+	}
+	for _, i := range order {
+		e := r.Evaluations[i]
+		l.Roles = append(l.Roles, e.Name)
+		for j, p := range r.progs {
+			known, pred := p.Score, r.preds[i][j]
+			lr := runlog.Record{ID: p.ID, Role: e.Name, Outcome: record.Fail, Known: &known, Program: jsonOf(p)}
+			if known >= bench.WorksScore {
+				lr.Outcome = record.Pass
+			}
+			if !math.IsNaN(pred) {
+				lr.Score, lr.Verdict = &pred, judge.Fail
+				if pred >= bench.WorksScore {
+					lr.Verdict = judge.Pass
+				}
+			} else {
+				lr.Verdict = judge.Invalid
+			}
+			if v, ok := r.verdicts[p.ID]; ok && i == n-1 {
+				lr.Prompt, lr.Reasoning, lr.Invalid = v.Prompt, v.Reasoning, v.ParseError
+			}
+			recs = append(recs, lr)
+		}
+	}
+	return l, recs
+}
+
+func jsonOf(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
 }

@@ -83,6 +83,11 @@ type Record struct {
 	Teacher *Teacher `json:"teacher,omitempty"`
 	// Blind is the teacher's prediction of the outcome without seeing it.
 	Blind *Blind `json:"blind,omitempty"`
+	// Known is a benchmark program's known score (0..5; Outcome is pass
+	// when it works, 3 or more) and Program the program itself; Score is
+	// then the predicted score.
+	Known   *int            `json:"known_score,omitempty"`
+	Program json.RawMessage `json:"program,omitempty"`
 }
 
 // Teacher is a teacher's decision on one label.

@@ -67,7 +67,7 @@ var pageFuncs = template.FuncMap{
 var pageTemplates = func() map[string]*template.Template {
 	layout := template.Must(template.New("layout.html").Funcs(pageFuncs).ParseFS(templateFS, "templates/layout.html"))
 	out := map[string]*template.Template{}
-	for _, name := range []string{"login", "judges", "judge", "diff", "verdicts", "review", "agreement", "message", "runs", "run", "record"} {
+	for _, name := range []string{"login", "judges", "judge", "diff", "verdicts", "review", "agreement", "message", "runs", "run", "record", "program"} {
 		out[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, "templates/"+name+".html"))
 	}
 	return out

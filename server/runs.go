@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
+	"github.com/gavelhq/gavel/bench"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/refine"
@@ -31,6 +33,7 @@ func (s *Server) runRoutes() []pageRoute {
 		{"GET /ui/runs", "admin", s.runsPage},
 		{"GET /ui/runs/{id}", "admin", s.runPage},
 		{"GET /ui/record", "admin", s.recordPage},
+		{"GET /ui/program", "admin", s.programPage},
 	}
 }
 
@@ -104,6 +107,15 @@ type runView struct {
 	Roles      []link
 	// Versions are a calibration's, with their figures (from its result).
 	Versions []calibrationVersion
+	// Scores is a benchmark run's known score (rows) by predicted score
+	// (columns, rounded), each cell's programs linked.
+	Scores [][]scoreCell
+}
+
+// scoreCell is one cell of a benchmark's confusion by score.
+type scoreCell struct {
+	Programs []link
+	Diagonal bool
 }
 
 type link struct {
@@ -185,6 +197,11 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request, p *page) error 
 	}
 	for _, role := range run.Roles {
 		v.Roles = append(v.Roles, link{role, runURL(run.ID, role, v.Which, v.Search, 0), role == v.Role})
+	}
+	if run.Command == "bench run" {
+		if v.Scores, err = s.scoreCells(r, run.ID, v.Role); err != nil {
+			return err
+		}
 	}
 	if len(run.Detail) > 0 && run.Command == "calibrate" {
 		if v.Versions, err = s.calibrationVersions(r, run); err != nil {
@@ -349,4 +366,75 @@ func ListenLoopback(addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("address %q is not on the loopback: the viewer has no tokens, so it answers only this machine", addr)
 	}
 	return net.Listen("tcp", addr)
+}
+
+// scoreCells is a benchmark run's confusion by score for one role (a
+// judge or metric), each program linked to its page.
+func (s *Server) scoreCells(r *http.Request, runID, role string) ([][]scoreCell, error) {
+	recs, _, err := s.cfg.Store.RunRecords(r.Context(), runID, runlog.Filter{Role: role})
+	if err != nil {
+		return nil, err
+	}
+	cells := make([][]scoreCell, 6)
+	for k := range cells {
+		cells[k] = make([]scoreCell, 7) // the last column: no readable prediction
+		for p := range cells[k] {
+			cells[k][p].Diagonal = k == p
+		}
+	}
+	for _, rec := range recs {
+		if rec.Known == nil || *rec.Known < 0 || *rec.Known > 5 {
+			continue
+		}
+		col := 6
+		if rec.Score != nil {
+			col = int(math.Round(math.Max(0, math.Min(5, *rec.Score))))
+		}
+		c := &cells[*rec.Known][col]
+		c.Programs = append(c.Programs, link{Name: rec.ID, URL: programURL(runID, rec.ID)})
+	}
+	return cells, nil
+}
+
+func programURL(run, id string) string {
+	return "/ui/program?" + url.Values{"run": {run}, "id": {id}}.Encode()
+}
+
+// programView is a benchmark program's page.
+type programView struct {
+	Run     *runlog.Run
+	Program *bench.Program
+	Roles   []runlog.Record
+}
+
+func (s *Server) programPage(w http.ResponseWriter, r *http.Request, p *page) error {
+	ctx := r.Context()
+	run, err := s.cfg.Store.Run(ctx, r.URL.Query().Get("run"))
+	if err != nil {
+		return notFoundOr(err)
+	}
+	id := r.URL.Query().Get("id")
+	recs, _, err := s.cfg.Store.RunRecords(ctx, run.ID, runlog.Filter{Search: id})
+	if err != nil {
+		return err
+	}
+	v := &programView{Run: run}
+	for _, rec := range recs {
+		if rec.ID != id || len(rec.Program) == 0 {
+			continue
+		}
+		if v.Program == nil {
+			v.Program = &bench.Program{}
+			if err := json.Unmarshal(rec.Program, v.Program); err != nil {
+				return err
+			}
+		}
+		v.Roles = append(v.Roles, rec)
+	}
+	if v.Program == nil {
+		return errorf(http.StatusNotFound, "run %s has no program %q", run.ID, id)
+	}
+	p.Title, p.Data, p.Simulated = "Program "+id, v, p.Simulated || run.Simulated
+	s.render(w, http.StatusOK, "program", p)
+	return nil
 }

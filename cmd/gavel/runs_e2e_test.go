@@ -6,6 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -235,4 +238,59 @@ func TestNoAPIKeyInTheStore(t *testing.T) {
 			t.Fatalf("%s holds the API key", f)
 		}
 	}
+}
+
+// A benchmark run keeps every program with its known and predicted
+// scores, one role a judge or metric (the judge first); the viewer shows
+// the confusion by score and each program's page.
+func TestRunsOfABenchmark(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "gavel.db")
+	bench := filepath.Join(dir, "bench.jsonl")
+	var lines []string
+	for i, code := range []string{"func Add(a, b int) int { return a + b }", "func Add(a, b int) int { return a - b }", "func Add(a, b int) int {\n\tx := a\n\treturn x + b\n}"} {
+		b, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("Go/0#p%d", i), "problem": "Add", "lang": "go", "score": []int{5, 1, 4}[i],
+			"prompt": "// Add returns a plus b.\nfunc Add(a, b int) int {", "code": code, "reference": "func Add(a, b int) int { return a + b }"})
+		lines = append(lines, string(b))
+	}
+	os.WriteFile(bench, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	mustGavel(t, db, "bench", "run", "--bench", bench, "--judge", "passfail", "--model", "sim", "--sim-on-real", "--resamples", "50")
+	run := lastRun(t, db, "bench run")
+	if len(run.Roles) != 4 || !strings.HasPrefix(run.Roles[0], "passfail") || run.Records != 12 {
+		t.Fatalf("the benchmark's run: roles %v, %d records", run.Roles, run.Records)
+	}
+	var recs struct {
+		Records []struct {
+			ID    string   `json:"id"`
+			Known *int     `json:"known_score"`
+			Score *float64 `json:"score"`
+		} `json:"records"`
+	}
+	decodeJSON(t, mustGavel(t, db, "runs", "records", run.ID, "--json"), &recs)
+	if len(recs.Records) != 3 || recs.Records[1].Known == nil || *recs.Records[1].Known != 1 || recs.Records[0].Score == nil {
+		t.Fatalf("the judge's programs: %+v", recs.Records)
+	}
+	url := startViewer(t, db)
+	page := httpGet(t, url+"/ui/runs/"+run.ID)
+	if !strings.Contains(page, "Known score by predicted score") || !strings.Contains(page, `href="/ui/program?id=Go%2F0%23p1&amp;run=`+run.ID) {
+		t.Fatalf("the benchmark's run page has no linked confusion by score:\n%s", page)
+	}
+	prog := httpGet(t, url+"/ui/program?id="+neturl.QueryEscape("Go/0#p1")+"&run="+run.ID)
+	if !strings.Contains(prog, "return a - b") || !strings.Contains(prog, "known score <strong>1</strong>") {
+		t.Fatalf("the program's page:\n%s", prog)
+	}
+}
+
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
+	return string(b)
 }
