@@ -372,6 +372,9 @@ type verdictRow struct {
 	Label                    record.Label
 	Agrees                   bool
 	At                       time.Time
+	// Reasoning is the judge's; URL the record's page, once the outcome
+	// made the change a record.
+	Reasoning, URL string
 }
 
 func (s *Server) verdictsPage(w http.ResponseWriter, r *http.Request, p *page) error {
@@ -407,7 +410,10 @@ func (s *Server) verdictsPage(w http.ResponseWriter, r *http.Request, p *page) e
 		o := outcomes[cv.Verdict.RecordID]
 		v := cv.Verdict.Decide(pv.Spec.Kind, pv.Spec.PassThreshold())
 		rows = append(rows, verdictRow{ChangeID: cv.Verdict.RecordID, Judge: cv.Judge, Version: cv.Verdict.Prompt, Verdict: v,
-			Status: o.Status, Label: o.Label, Agrees: string(v) == string(o.Label), At: cv.CreatedAt})
+			Status: o.Status, Label: o.Label, Agrees: string(v) == string(o.Label), At: cv.CreatedAt, Reasoning: cv.Verdict.Reasoning})
+		if o.Status != "" && p.CanAdmin {
+			rows[len(rows)-1].URL = recordURL(cv.Verdict.RecordID, "")
+		}
 	}
 	p.Title, p.Data = "Recent verdicts", rows
 	s.render(w, http.StatusOK, "verdicts", p)
