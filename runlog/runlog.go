@@ -135,6 +135,9 @@ type Filter struct {
 	Role string
 	// Search keeps records whose id or reasoning contains it.
 	Search string
+	// Sort orders the records: "" (the run's order), "id", "outcome" or
+	// "verdict" (then the run's order).
+	Sort   string
 	Offset int
 	// Limit is the page size (0: all).
 	Limit int

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"math"
 	"net"
 	"net/http"
@@ -13,8 +14,10 @@ import (
 
 	"github.com/gavelhq/gavel/bench"
 	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/refine"
+	"github.com/gavelhq/gavel/report"
 	"github.com/gavelhq/gavel/runlog"
 	"github.com/gavelhq/gavel/teacher"
 )
@@ -97,6 +100,11 @@ type runView struct {
 	Role   string
 	Which  runlog.Which
 	Search string
+	Sort   string
+	// SortBy are the table's column headings, as links that sort by them.
+	SortBy []link
+	// Chart is a calibration's pi by iteration.
+	Chart template.HTML
 	// Records are the page's; Total how many the selection holds, From
 	// the first one's number.
 	Records               []runlog.Record
@@ -144,8 +152,11 @@ type sourceView struct {
 }
 
 // runURL is a run page's address with a selection.
-func runURL(id, role string, which runlog.Which, search string, offset int) string {
+func runURL(id, role string, which runlog.Which, search string, offset int, sort ...string) string {
 	v := url.Values{}
+	if len(sort) > 0 && sort[0] != "" {
+		v.Set("sort", sort[0])
+	}
 	if role != "" {
 		v.Set("role", role)
 	}
@@ -172,22 +183,25 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request, p *page) error 
 		return notFoundOr(err)
 	}
 	q := r.URL.Query()
-	v := &runView{Run: run, Role: q.Get("role"), Which: runlog.Which(q.Get("which")), Search: q.Get("q")}
+	v := &runView{Run: run, Role: q.Get("role"), Which: runlog.Which(q.Get("which")), Search: q.Get("q"), Sort: q.Get("sort")}
 	if v.Role == "" && len(run.Roles) > 0 {
 		v.Role = run.Roles[0]
 	}
 	offset, _ := strconv.Atoi(q.Get("offset"))
 	offset = max(0, offset)
-	recs, total, err := s.cfg.Store.RunRecords(ctx, run.ID, runlog.Filter{Which: v.Which, Role: v.Role, Search: v.Search, Offset: offset, Limit: pageSize})
+	recs, total, err := s.cfg.Store.RunRecords(ctx, run.ID, runlog.Filter{Which: v.Which, Role: v.Role, Search: v.Search, Sort: v.Sort, Offset: offset, Limit: pageSize})
 	if err != nil {
 		return errorf(http.StatusBadRequest, "%v", err)
 	}
 	v.Records, v.Total, v.From, v.PageSize = recs, total, offset+1, pageSize
 	if offset > 0 {
-		v.Prev = runURL(run.ID, v.Role, v.Which, v.Search, max(0, offset-pageSize))
+		v.Prev = runURL(run.ID, v.Role, v.Which, v.Search, max(0, offset-pageSize), v.Sort)
 	}
 	if offset+pageSize < total {
-		v.Next = runURL(run.ID, v.Role, v.Which, v.Search, offset+pageSize)
+		v.Next = runURL(run.ID, v.Role, v.Which, v.Search, offset+pageSize, v.Sort)
+	}
+	for _, col := range []string{"id", "outcome", "verdict"} {
+		v.SortBy = append(v.SortBy, link{col, runURL(run.ID, v.Role, v.Which, v.Search, 0, col), col == v.Sort})
 	}
 	for _, sel := range []struct {
 		name  string
@@ -207,6 +221,17 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request, p *page) error 
 		if v.Versions, err = s.calibrationVersions(r, run); err != nil {
 			return err
 		}
+		train, val := report.Series{Name: "train pi", Color: "#1f77b4"}, report.Series{Name: "validation pi", Color: "#d62728"}
+		for _, cv := range v.Versions {
+			pt := func(x metrics.Value) report.Point {
+				if !x.Defined() {
+					return report.Point{X: float64(cv.Iteration), Y: math.NaN()}
+				}
+				return report.Point{X: float64(cv.Iteration), Y: x.V}
+			}
+			train.Points, val.Points = append(train.Points, pt(cv.TrainPi)), append(val.Points, pt(cv.ValPi))
+		}
+		v.Chart = report.LineChart("Scott's pi by iteration", "iteration (0 is the original prompt)", []report.Series{train, val}, -0.25, 1)
 	}
 	p.Title, p.Data, p.Simulated = fmt.Sprintf("Run %s: gavel %s", run.ID, run.Command), v, p.Simulated || run.Simulated
 	s.render(w, http.StatusOK, "run", p)

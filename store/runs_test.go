@@ -64,6 +64,8 @@ func testRuns(t *testing.T) {
 		{runlog.Filter{Which: runlog.Agree}, "a,d", 2},
 		{runlog.Filter{Search: "error"}, "b", 1},
 		{runlog.Filter{Offset: 2, Limit: 2}, "c,d", 6},
+		{runlog.Filter{Sort: "verdict"}, "b,d,acme/web#36@s36,e,a,c", 6},
+		{runlog.Filter{Sort: "id", Which: runlog.Disagree}, "acme/web#36@s36,b,c,e", 4},
 	} {
 		got, total, err := db.RunRecords(ctx, "20261201-100000", c.f)
 		if err != nil {

@@ -154,7 +154,11 @@ func (db *DB) RunRecords(ctx context.Context, id string, f runlog.Filter) ([]run
 	if err := db.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM run_records WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	q := `SELECT body FROM run_records WHERE ` + where + ` ORDER BY seq`
+	order, ok := map[string]string{"": "seq", "id": "record_id, seq", "outcome": "outcome, seq", "verdict": "verdict, seq"}[f.Sort]
+	if !ok {
+		return nil, 0, fmt.Errorf("records of run %s: unknown order %q (want id, outcome or verdict)", r.ID, f.Sort)
+	}
+	q := `SELECT body FROM run_records WHERE ` + where + ` ORDER BY ` + order
 	if f.Limit > 0 {
 		q += fmt.Sprintf(` LIMIT %d OFFSET %d`, f.Limit, max(0, f.Offset))
 	}
