@@ -127,6 +127,10 @@ func judgeInputWith(ctx context.Context, client llm.Client, s *Spec, version, mo
 		return nil, err
 	}
 	resp, err := client.Complete(ctx, req)
+	if errors.Is(err, llm.ErrInputTooLong) {
+		// No rerun mends it: an unreadable verdict with its reason.
+		return &Verdict{RecordID: id, Prompt: version, Model: model, Key: key, Outcome: Invalid, ParseError: llm.InputTooLong, Raw: err.Error()}, nil
+	}
 	if err != nil {
 		return nil, err
 	}

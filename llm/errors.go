@@ -26,7 +26,20 @@ var (
 	// connections) until its attempts ran out: running again later can
 	// succeed, so commands stop resumably rather than fail.
 	ErrTransient = errors.New("the provider kept failing for reasons that pass")
+	// ErrInputTooLong is a provider's refusal of a request longer than
+	// the model's context window (OpenAI's context_length_exceeded,
+	// Anthropic's prompt too long, vLLM's and llama.cpp's equivalents):
+	// permanent, never retried, and no rerun mends it.
+	ErrInputTooLong = errors.New("input_too_long")
 )
+
+// InputTooLong is the reason of an answer the provider refused for the
+// input's length.
+const InputTooLong = "input_too_long"
+
+// tooLongPhrases are how servers say an input exceeds the context window.
+var tooLongPhrases = []string{"context_length_exceeded", "prompt is too long", "maximum context length", "context length is",
+	"exceeds the available context size", "exceed_context_size", "input is too long", "too many input tokens", "context window"}
 
 // MaxUsageTokens bounds the token counts gavel believes from a provider:
 // a usage report beyond it (or negative) is not costed.
@@ -67,6 +80,24 @@ func (e *APIError) Retryable() bool {
 	}
 	return false
 }
+
+// InputTooLong reports a refusal of an input longer than the model's
+// context window.
+func (e *APIError) InputTooLong() bool {
+	if e.Status != http.StatusBadRequest && e.Status != http.StatusRequestEntityTooLarge {
+		return false
+	}
+	text := strings.ToLower(e.Code + " " + e.Type + " " + e.Message)
+	for _, p := range tooLongPhrases {
+		if strings.Contains(text, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Is makes a context-length refusal ErrInputTooLong.
+func (e *APIError) Is(target error) bool { return target == ErrInputTooLong && e.InputTooLong() }
 
 // RetryAfter reads the wait a response asks for: retry-after-ms (OpenAI),
 // then Retry-After in seconds or as an HTTP date.

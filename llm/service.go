@@ -386,8 +386,9 @@ func (s *Service) claim(ctx context.Context, cl Claimer, key string) (resp *Resp
 			return &r, nil, nil
 		}
 	}
-	// The answer may have arrived between the cache read and the claim.
-	if e, err := s.cache.Get(ctx, key); err == nil && e != nil && e.Response != nil {
+	// The answer may have arrived between the cache read and the claim
+	// (unless the cache is not to be read: --no-cache sends again).
+	if e, err := s.cache.Get(ctx, key); err == nil && e != nil && e.Response != nil && !s.opt.NoCacheReads {
 		cl.Release(context.WithoutCancel(ctx), key, s.owner)
 		s.count(func(r *RunStats) { r.CacheHits++ })
 		r := *e.Response

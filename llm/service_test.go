@@ -740,3 +740,32 @@ func TestPreflight(t *testing.T) {
 		t.Fatalf("retries heard: %+v", heard)
 	}
 }
+
+// A context-length refusal, as OpenAI and Anthropic word it, is
+// ErrInputTooLong: sent once, never retried, and not transient (no rerun
+// mends it). Another 400 is not.
+func TestContextTooLongIsPermanent(t *testing.T) {
+	for _, kind := range []string{"openai", "anthropic"} {
+		srv := llmtest.NewOpenAI()
+		if kind == "anthropic" {
+			srv = llmtest.NewAnthropic()
+		}
+		srv.FaultFor = func(*llmtest.Call) llmtest.Fault { return llmtest.ContextTooLong }
+		svc := llm.NewService(registry(), newCache(t), options(srv, kind, &sleeps{}))
+		_, err := svc.Complete(context.Background(), ask(kind+":m", "a very long input"))
+		if !errors.Is(err, llm.ErrInputTooLong) || errors.Is(err, llm.ErrTransient) || srv.Count() != 1 {
+			t.Errorf("%s: error %v after %d calls; want ErrInputTooLong after one", kind, err, srv.Count())
+		}
+		srv.FaultFor = func(*llmtest.Call) llmtest.Fault { return llmtest.BadRequest }
+		if _, err := svc.Complete(context.Background(), ask(kind+":m", "another input")); errors.Is(err, llm.ErrInputTooLong) {
+			t.Errorf("%s: a plain bad request is taken for a context-length refusal", kind)
+		}
+		srv.Close()
+	}
+	for _, msg := range []string{"This model's maximum context length is 32768 tokens. However, you requested 40000 tokens", // vLLM
+		"the request exceeds the available context size, try increasing it"} { // llama.cpp
+		if e := (&llm.APIError{Status: 400, Message: msg}); !errors.Is(e, llm.ErrInputTooLong) {
+			t.Errorf("%q is not taken for a context-length refusal", msg)
+		}
+	}
+}

@@ -344,3 +344,23 @@ func TestNewDecoderNamesTheOptionAtFault(t *testing.T) {
 		}
 	}
 }
+
+func TestCutInputs(t *testing.T) {
+	long := strings.Repeat("line of forty characters, give or take\n", 100) // 3,900 characters
+	r := &record.Record{ID: "r", Task: "short task", Candidate: long, Context: map[string]string{"ci_log": long, "note": "ok"}}
+	c := record.CutInputs(r, 1000)
+	if !c.InputsCut() || r.InputsCut() || c == r {
+		t.Fatal("the cut copy is not marked, or the record changed")
+	}
+	if c.Task != "short task" || c.Context["note"] != "ok" || r.Candidate != long {
+		t.Fatal("a short input was cut, or the original changed")
+	}
+	// Cut at the last line end before 1,000: 25 lines of 39 characters.
+	want := strings.Repeat("line of forty characters, give or take\n", 25) + "\n[... cut: 2,925 characters not shown]\n"
+	if c.Candidate != want || c.Context["ci_log"] != want {
+		t.Fatalf("cut candidate:\n%q", c.Candidate)
+	}
+	if record.CutInputs(r, 0) != r || record.CutInputs(r, 10_000) != r {
+		t.Fatal("nothing to cut made a copy")
+	}
+}

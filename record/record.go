@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -84,6 +85,64 @@ type Record struct {
 	// Meta is free-form JSON kept with the record. After Normalize it is
 	// compact with object keys sorted, or nil.
 	Meta json.RawMessage `json:"meta,omitempty"`
+
+	// cut marks a copy whose inputs CutInputs shortened (never stored).
+	cut bool
+}
+
+// CutInputs is r with every input (task, candidate, reference, each
+// context entry) longer than max characters cut at its last line end
+// before max, and a visible marker saying how much is not shown; r itself
+// when nothing is that long (or max <= 0).
+func CutInputs(r *Record, max int) *Record {
+	if max <= 0 {
+		return r
+	}
+	cut := func(s string) (string, bool) {
+		if len(s) <= max {
+			return s, false
+		}
+		end := max
+		if i := strings.LastIndexByte(s[:max], '\n'); i > max/2 {
+			end = i + 1
+		}
+		for end > 0 && !utf8.RuneStart(s[end]) {
+			end--
+		}
+		return s[:end] + fmt.Sprintf("\n[... cut: %s characters not shown]\n", thousands(len(s)-end)), true
+	}
+	c := *r
+	var any, was bool
+	c.Task, was = cut(r.Task)
+	any = any || was
+	c.Candidate, was = cut(r.Candidate)
+	any = any || was
+	c.Reference, was = cut(r.Reference)
+	any = any || was
+	if len(r.Context) > 0 {
+		c.Context = make(map[string]string, len(r.Context))
+		for k, v := range r.Context {
+			c.Context[k], was = cut(v)
+			any = any || was
+		}
+	}
+	if !any {
+		return r
+	}
+	c.cut = true
+	return &c
+}
+
+// InputsCut says whether CutInputs shortened this copy's inputs.
+func (r *Record) InputsCut() bool { return r.cut }
+
+// thousands writes n with commas: 812,344.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // FieldError is a validation error about one field of a record. Field is a

@@ -37,6 +37,8 @@ type CalibrateConfig struct {
 	Ablate       string
 	Simulated    bool
 	GavelVersion string
+	// MaxInputChars, when above 0, cuts each longer input (CutRecords).
+	MaxInputChars int
 }
 
 // Ablation is a calibration without one of the judge's inputs.
@@ -61,7 +63,9 @@ type CalibrateResult struct {
 	Repeats        []refine.Run          `json:"repeats,omitempty"`
 	RepeatsSummary *refine.RepeatSummary `json:"repeats_summary,omitempty"`
 	Ablation       *Ablation             `json:"ablation,omitempty"`
-	Calls          llm.RunStats          `json:"calls"`
+	// InputsCut counts the records whose inputs --max-input-chars cut.
+	InputsCut int          `json:"inputs_cut"`
+	Calls     llm.RunStats `json:"calls"`
 
 	// Result is the (first) calibration; Without the ablated one.
 	Result  *refine.Result `json:"-"`
@@ -114,6 +118,7 @@ func CheckCalibrate(cfg CalibrateConfig) error {
 func PlanCalibrate(ctx context.Context, p *llm.Plan, c llm.Cache, cfg CalibrateConfig) error {
 	rc := cfg.Refine
 	rc.Boot = refine.Config{}.Boot
+	cfg.Data = CutData(cfg.Data, cfg.MaxInputChars)
 	rc.Repeats = cfg.Repeats
 	return refine.Plan(ctx, p, c, cfg.Data, rc)
 }
@@ -144,11 +149,13 @@ func Calibrate(ctx context.Context, env *Env, st CalibrationStore, cfg Calibrate
 	if err != nil {
 		return nil, err
 	}
+	cfg.Data = CutData(cfg.Data, cfg.MaxInputChars)
 	rc, s := cfg.Refine, cfg.Refine.Judge
 	one := func(rc refine.Config) (*refine.Result, error) {
 		return CalibrateOne(ctx, env, st, cfg.Data, cfg.Split, rc, progress)
 	}
-	out := &CalibrateResult{ResultVersion: ResultVersion, Simulated: cfg.Simulated, Split: cfg.Split}
+	out := &CalibrateResult{ResultVersion: ResultVersion, Simulated: cfg.Simulated, Split: cfg.Split,
+		InputsCut: cutCount(cfg.Data.Train, cfg.Data.Val, cfg.Data.Test)}
 	var res *refine.Result
 	if cfg.Repeats > 0 {
 		end := func() {}

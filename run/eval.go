@@ -44,6 +44,8 @@ type EvalConfig struct {
 	Simulated bool
 	// GavelVersion names the build, for the report.
 	GavelVersion string
+	// MaxInputChars, when above 0, cuts each longer input (CutRecords).
+	MaxInputChars int
 }
 
 // Eval is an evaluation prepared: its judges and records read, nothing
@@ -107,6 +109,7 @@ func PrepareEval(ctx context.Context, st Store, cfg EvalConfig) (*Eval, error) {
 	if e.rs, err = Records(ctx, st, "split", cfg.Split, cfg.ExcludeStatus, cfg.Limit); err != nil {
 		return nil, err
 	}
+	e.rs = CutRecords(e.rs, cfg.MaxInputChars)
 	if cfg.CheckRecords != nil {
 		if err := cfg.CheckRecords(e.rs); err != nil {
 			return nil, err
@@ -116,6 +119,7 @@ func PrepareEval(ctx context.Context, st Store, cfg EvalConfig) (*Eval, error) {
 		if e.trainRS, err = Records(ctx, st, "tune_on", cfg.TuneOn, cfg.ExcludeStatus, 0); err != nil {
 			return nil, err
 		}
+		e.trainRS = CutRecords(e.trainRS, cfg.MaxInputChars)
 	}
 	return e, nil
 }
@@ -142,16 +146,21 @@ func (e *Eval) Plan(ctx context.Context, p *llm.Plan, c llm.Cache) error {
 // ci) at the top level beside the fields below. Field names are a
 // contract.
 type EvalResult struct {
-	ResultVersion int       `json:"result_version"`
-	Judge         string    `json:"judge"`
-	Prompt        string    `json:"prompt"`
-	Model         string    `json:"model"`
-	Split         string    `json:"split"`
-	Simulated     bool      `json:"simulated"`
-	N             int       `json:"n"`
-	Invalid       int       `json:"invalid"`
-	Threshold     int       `json:"threshold,omitempty"`
-	Confusion     [2][2]int `json:"confusion"`
+	ResultVersion int    `json:"result_version"`
+	Judge         string `json:"judge"`
+	Prompt        string `json:"prompt"`
+	Model         string `json:"model"`
+	Split         string `json:"split"`
+	Simulated     bool   `json:"simulated"`
+	N             int    `json:"n"`
+	Invalid       int    `json:"invalid"`
+	// InputTooLong counts the invalid verdicts of inputs the model refused
+	// for their length.
+	InputTooLong int `json:"input_too_long"`
+	// InputsCut counts the records whose inputs --max-input-chars cut.
+	InputsCut int       `json:"inputs_cut"`
+	Threshold int       `json:"threshold,omitempty"`
+	Confusion [2][2]int `json:"confusion"`
 	// ConfusionByLabel is the same matrix labelled: outcome, then verdict.
 	ConfusionByLabel map[string]map[string]int `json:"confusion_by_label"`
 	Figures          map[string]metrics.Figure `json:"-"`
@@ -347,5 +356,6 @@ func (e *Eval) Run(ctx context.Context, env *Env) (*EvalResult, error) {
 	out.Calls = env.stats()
 	out.Report = rep
 	out.judged, out.spec, out.other, out.verdicts, out.otherVerdicts = rs, s, other, vs, otherVS
+	out.InputTooLong, out.InputsCut = tooLong(vs), cutCount(rs)
 	return out, nil
 }

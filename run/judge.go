@@ -22,16 +22,21 @@ type JudgeConfig struct {
 // JudgeResult is what judging records gave; marshalled, it is judge's
 // --json output.
 type JudgeResult struct {
-	ResultVersion int          `json:"result_version"`
-	Judge         string       `json:"judge"`
-	Prompt        string       `json:"prompt"`
-	Model         string       `json:"model"`
-	Simulated     bool         `json:"simulated"`
-	Records       int          `json:"records"`
-	Pass          int          `json:"pass"`
-	Fail          int          `json:"fail"`
-	Invalid       int          `json:"invalid"`
-	Calls         llm.RunStats `json:"calls"`
+	ResultVersion int    `json:"result_version"`
+	Judge         string `json:"judge"`
+	Prompt        string `json:"prompt"`
+	Model         string `json:"model"`
+	Simulated     bool   `json:"simulated"`
+	Records       int    `json:"records"`
+	Pass          int    `json:"pass"`
+	Fail          int    `json:"fail"`
+	Invalid       int    `json:"invalid"`
+	// InputTooLong counts the invalid verdicts of inputs the model refused
+	// for their length (input_too_long).
+	InputTooLong int `json:"input_too_long"`
+	// InputsCut counts the records whose inputs --max-input-chars cut.
+	InputsCut int          `json:"inputs_cut"`
+	Calls     llm.RunStats `json:"calls"`
 	// Verdicts are by record id; Spec and Part the judge and the split
 	// part that made them, the records their order.
 	Verdicts map[string]judge.Verdict `json:"-"`
@@ -48,7 +53,7 @@ func Judge(ctx context.Context, env *Env, cfg JudgeConfig) (*JudgeResult, error)
 		return nil, err
 	}
 	out := &JudgeResult{ResultVersion: ResultVersion, Judge: s.Name, Prompt: s.Version(), Model: cfg.Model, Simulated: cfg.Simulated,
-		Records: len(cfg.Records), Verdicts: vs, Spec: s, Part: cfg.Part, Judged: cfg.Records}
+		Records: len(cfg.Records), Verdicts: vs, Spec: s, Part: cfg.Part, Judged: cfg.Records, InputsCut: cutCount(cfg.Records)}
 	for _, v := range vs {
 		switch v.Outcome {
 		case judge.Pass:
@@ -57,6 +62,9 @@ func Judge(ctx context.Context, env *Env, cfg JudgeConfig) (*JudgeResult, error)
 			out.Fail++
 		default:
 			out.Invalid++
+		}
+		if v.ParseError == llm.InputTooLong {
+			out.InputTooLong++
 		}
 	}
 	out.Calls = env.stats()

@@ -73,7 +73,7 @@ func verdictRecords(role string, s *judge.Spec, rs []*record.Record, vs map[stri
 	}
 	out := make([]runlog.Record, 0, len(rs))
 	for _, r := range rs {
-		lr := runlog.Record{ID: r.ID, Role: role, Outcome: r.Outcome.Label, Status: r.Outcome.Status}
+		lr := runlog.Record{ID: r.ID, Role: role, Outcome: r.Outcome.Label, Status: r.Outcome.Status, Cut: r.InputsCut()}
 		if v, ok := vs[r.ID]; ok {
 			score := v.Score
 			lr.Verdict, lr.Prompt, lr.Reasoning, lr.Score, lr.Checks, lr.Scores, lr.Invalid =
@@ -97,7 +97,7 @@ func teacherRecords(role string, rs []*record.Record, ds []teacher.Decision, pre
 	}
 	out := make([]runlog.Record, 0, len(rs))
 	for _, r := range rs {
-		lr := runlog.Record{ID: r.ID, Role: role, Outcome: r.Outcome.Label, Status: r.Outcome.Status}
+		lr := runlog.Record{ID: r.ID, Role: role, Outcome: r.Outcome.Label, Status: r.Outcome.Status, Cut: r.InputsCut()}
 		if d, ok := byID[r.ID]; ok {
 			action := string(d.Action)
 			if d.Invalid {

@@ -224,3 +224,34 @@ func (s *stages) err() error {
 	}
 	return nil
 }
+
+// CutRecords cuts each record's inputs longer than max characters
+// (record.CutInputs): the judge and the teacher then see the same cut.
+func CutRecords(rs []*record.Record, max int) []*record.Record {
+	if max <= 0 {
+		return rs
+	}
+	out := make([]*record.Record, len(rs))
+	for i, r := range rs {
+		out[i] = record.CutInputs(r, max)
+	}
+	return out
+}
+
+// CutData cuts the inputs of a split's three parts.
+func CutData(d refine.Data, max int) refine.Data {
+	return refine.Data{Train: CutRecords(d.Train, max), Val: CutRecords(d.Val, max), Test: CutRecords(d.Test, max)}
+}
+
+// cutCount counts the records whose inputs were cut.
+func cutCount(rss ...[]*record.Record) int {
+	n := 0
+	for _, rs := range rss {
+		for _, r := range rs {
+			if r.InputsCut() {
+				n++
+			}
+		}
+	}
+	return n
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/gavelhq/gavel/acr"
 	"github.com/gavelhq/gavel/bench"
 	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/refine"
@@ -264,7 +265,7 @@ func (r *CalibrateResult) WriteText(w io.Writer) error {
 
 // Warnings warn of a panel that disagrees and of an information gap.
 func (r *CalibrateResult) Warnings() []string {
-	var ws []string
+	ws := inputWarnings(0, r.InputsCut)
 	for _, res := range []*refine.Result{r.Result, r.Without} {
 		if res == nil {
 			continue
@@ -518,3 +519,33 @@ func joinShort(hashes []string) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// tooLong counts the verdicts of inputs refused for their length.
+func tooLong(vs map[string]judge.Verdict) int {
+	n := 0
+	for _, v := range vs {
+		if v.ParseError == llm.InputTooLong {
+			n++
+		}
+	}
+	return n
+}
+
+// inputWarnings say how many records were too long for the model, and
+// how many were cut.
+func inputWarnings(tooLong, cut int) []string {
+	var ws []string
+	if tooLong > 0 {
+		ws = append(ws, fmt.Sprintf("%d record(s) were longer than the model's context window: their verdicts are invalid (input_too_long); --max-input-chars cuts inputs to fit", tooLong))
+	}
+	if cut > 0 {
+		ws = append(ws, fmt.Sprintf("%d record(s) had inputs cut to --max-input-chars (gavel runs records RUN shows which)", cut))
+	}
+	return ws
+}
+
+// Warnings say how many inputs were too long for the model, or cut.
+func (r *JudgeResult) Warnings() []string { return inputWarnings(r.InputTooLong, r.InputsCut) }
+
+// Warnings say how many inputs were too long for the model, or cut.
+func (r *EvalResult) Warnings() []string { return inputWarnings(r.InputTooLong, r.InputsCut) }

@@ -83,6 +83,8 @@ type Record struct {
 	Teacher *Teacher `json:"teacher,omitempty"`
 	// Blind is the teacher's prediction of the outcome without seeing it.
 	Blind *Blind `json:"blind,omitempty"`
+	// Cut says the record's inputs were cut to --max-input-chars.
+	Cut bool `json:"inputs_cut,omitempty"`
 	// Known is a benchmark program's known score (0..5; Outcome is pass
 	// when it works, 3 or more) and Program the program itself; Score is
 	// then the predicted score.

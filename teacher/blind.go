@@ -5,6 +5,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -103,6 +104,10 @@ func RunBlind(ctx context.Context, client llm.Client, j *judge.Spec, model strin
 			return fmt.Errorf("blind teacher on record %s: %w", rs[i].ID, err)
 		}
 		resp, err := client.Complete(ctx, req)
+		if errors.Is(err, llm.ErrInputTooLong) {
+			out[i] = &Prediction{RecordID: rs[i].ID, Model: model, Invalid: true}
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("blind teacher on record %s: %w", rs[i].ID, err)
 		}

@@ -14,6 +14,7 @@ import (
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"text/template"
@@ -170,6 +171,11 @@ func Run(ctx context.Context, client llm.Client, j *judge.Spec, model string, rs
 		}
 		key, _ := llm.Key(req)
 		resp, err := client.Complete(ctx, req)
+		if errors.Is(err, llm.ErrInputTooLong) {
+			// No rerun mends it: an unreadable decision with its reason.
+			out[i] = &Decision{RecordID: r.ID, Prompt: version, Model: model, Key: key, Label: r.Outcome.Label, Invalid: true, ParseError: llm.InputTooLong}
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("teacher on record %s: %w", r.ID, err)
 		}
@@ -222,20 +228,21 @@ func Summarise(rs []*record.Record, ds []Decision) Stats {
 		if r == nil {
 			continue
 		}
+		if d.Invalid {
+			// An unreadable answer is no decision: counted apart, never
+			// as an abstention, and out of the rates.
+			s.Invalid++
+			continue
+		}
 		nStatus[r.Outcome.Status]++
 		nLabel[r.Outcome.Label]++
-		switch {
-		case d.Invalid:
-			s.Invalid++
-		case d.Action == Keep:
+		switch d.Action {
+		case Keep:
 			s.Kept++
-		case d.Action == Correct:
+		case Correct:
 			s.Corrected++
-		}
-		if d.Action == Abstain {
-			if !d.Invalid {
-				s.Abstained++
-			}
+		case Abstain:
+			s.Abstained++
 			s.AbstainByStatus[r.Outcome.Status]++
 			s.AbstainByLabel[r.Outcome.Label]++
 		}

@@ -104,7 +104,7 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 		return usagef("--teacher-quorum: %v", err)
 	}
 	cfg.Refine.Judge, cfg.Refine.Model, cfg.Refine.TeacherModels, cfg.Refine.Concurrency = s, f.model, f.teachers(), f.opts.Concurrency
-	cfg.Split, cfg.Simulated, cfg.GavelVersion = f.split, isSim(f.model), buildVersion().Version
+	cfg.Split, cfg.Simulated, cfg.GavelVersion, cfg.MaxInputChars = f.split, isSim(f.model), buildVersion().Version, f.maxInput
 	if err := run.CheckCalibrate(cfg); err != nil {
 		return err
 	}

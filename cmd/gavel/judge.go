@@ -25,12 +25,14 @@ type judgeFlags struct {
 	inputs        []string
 	excludeStatus []record.Status
 	limit         int
+	maxInput      int
 }
 
 // records reads a split part's records with the statuses --exclude-status
 // names left out, the first limit of them when limit > 0.
 func (f *judgeFlags) records(ctx context.Context, db store.Store, ref string, limit int) ([]*record.Record, error) {
-	return run.Records(ctx, db, "split", ref, f.excludeStatus, limit)
+	rs, err := run.Records(ctx, db, "split", ref, f.excludeStatus, limit)
+	return run.CutRecords(rs, f.maxInput), err
 }
 
 func (f *judgeFlags) register(a *app, cmd *cobra.Command) {
@@ -41,6 +43,7 @@ func (f *judgeFlags) register(a *app, cmd *cobra.Command) {
 	fl.StringSliceVar(&f.inputs, "inputs", nil, "what the judge sees, e.g. task,candidate (default: the judge's own; add context.KEY for context entries)")
 	statusesVar(fl, &f.excludeStatus, "exclude-status", "leave out records with these statuses (e.g. draft)")
 	fl.IntVar(&f.limit, "limit", 0, "only the first N records (of each part, for calibrate): a quick first try")
+	fl.IntVar(&f.maxInput, "max-input-chars", 0, "cut each input (task, candidate, reference, context) over this many characters at a line end, with a marker; judge and teacher see the same cut (0: none)")
 }
 
 // loadJudge loads a spec and applies --inputs.
@@ -197,7 +200,7 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 	defer db.Close()
 	cfg := f.cfg
 	cfg.Judge, cfg.Model, cfg.Split, cfg.ExcludeStatus, cfg.Limit, cfg.Compare = s, f.model, f.split, f.excludeStatus, f.limit, other
-	cfg.Concurrency, cfg.Simulated, cfg.GavelVersion = f.opts.Concurrency, isSim(f.model), buildVersion().Version
+	cfg.Concurrency, cfg.Simulated, cfg.GavelVersion, cfg.MaxInputChars = f.opts.Concurrency, isSim(f.model), buildVersion().Version, f.maxInput
 	cfg.CheckRecords = func(rs []*record.Record) error { return f.checkRecords(rs) }
 	e, err := run.PrepareEval(ctx, db, cfg)
 	if err != nil {

@@ -35,11 +35,12 @@ const (
 	SchemaViolation       // 200 with an answer that ignores the schema
 	BadRequest            // 400 invalid_request_error
 	AbsurdUsage           // 200 with a usage report no call can have (negative input, 10^12 output tokens)
+	ContextTooLong        // 400: the input exceeds the model's context window, as each provider words it
 )
 
 func (f Fault) String() string {
 	return [...]string{"none", "rate-limited", "server-error", "unavailable", "slow", "reset",
-		"malformed", "truncated", "schema-violation", "bad-request", "absurd-usage"}[f]
+		"malformed", "truncated", "schema-violation", "bad-request", "absurd-usage", "context-too-long"}[f]
 }
 
 // Call is what a fake server saw of one request.
@@ -164,6 +165,16 @@ func (s *Server) fault(w http.ResponseWriter, r *http.Request, c *Call, errBody 
 		writeJSON(w, status, errBody(status, typ, "The engine is currently overloaded, please try again later."))
 	case BadRequest:
 		writeJSON(w, http.StatusBadRequest, errBody(400, "invalid_request_error", "Invalid request."))
+	case ContextTooLong:
+		if s.kind == "anthropic" {
+			writeJSON(w, http.StatusBadRequest, errBody(400, "invalid_request_error", "prompt is too long: 215337 tokens > 200000 maximum"))
+			break
+		}
+		// OpenAI's body, with its code (vLLM answers the same message
+		// without it).
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded",
+			"message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 215337 tokens. Please reduce the length of the messages."}})
+		writeJSON(w, http.StatusBadRequest, b)
 	case Reset:
 		hj, ok := w.(http.Hijacker)
 		if !ok {

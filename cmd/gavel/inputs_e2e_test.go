@@ -1,0 +1,115 @@
+package main_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gavelhq/gavel/llm/llmtest"
+)
+
+// inputStore is a store of six records, two of them with a candidate of
+// 50,000 characters, split into one test part.
+func inputStore(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "gavel.db")
+	var b strings.Builder
+	for i := range 6 {
+		cand := fmt.Sprintf("patch %d", i)
+		if i < 2 {
+			cand = strings.Repeat(fmt.Sprintf("+ line %d of a long patch\n", i), 2000)
+		}
+		fmt.Fprintf(&b, `{"id":"r%d","task":"task %d","candidate":%q,"outcome":{"status":"passed"}}`+"\n", i, i, cand)
+	}
+	in := filepath.Join(dir, "records.jsonl")
+	os.WriteFile(in, []byte(b.String()), 0o644)
+	mustGavel(t, db, "ingest", in)
+	mustGavel(t, db, "split", "all", "--train", "0", "--val", "0", "--test", "1")
+	return db
+}
+
+func gavelWithKey(t *testing.T, db string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(gavelBin, append([]string{"--db", db}, args...)...)
+	cmd.Env = append(os.Environ(), "GAVEL_DB=", "OPENAI_API_KEY=k")
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// A provider refusing inputs over its context window: those records get
+// invalid verdicts with reason input_too_long, each asked once, the run
+// goes on (exit 0) and says how many; --max-input-chars cuts them to fit
+// and counts the cut records; --no-cache sends every request again.
+func TestInputsThatDoNotFit(t *testing.T) {
+	srv := llmtest.NewOpenAI()
+	defer srv.Close()
+	srv.FaultFor = func(c *llmtest.Call) llmtest.Fault {
+		if len(c.LastUser) > 20_000 {
+			return llmtest.ContextTooLong
+		}
+		return llmtest.None
+	}
+	srv.Answer = func(*llmtest.Call) string { return `{"reasoning":"fine","verdict":"pass"}` }
+	db := inputStore(t)
+	judge := []string{"judge", "--judge", "passfail", "--split", "all:test", "--model", "openai:m", "--base-url", srv.URL + "/v1", "--concurrency", "1"}
+	r := gavelWithKey(t, db, append(judge, "--json")...)
+	var out struct {
+		Pass         int `json:"pass"`
+		Invalid      int `json:"invalid"`
+		InputTooLong int `json:"input_too_long"`
+		InputsCut    int `json:"inputs_cut"`
+	}
+	decodeJSON(t, r.stdout, &out)
+	if r.code != 0 || out.Pass != 4 || out.Invalid != 2 || out.InputTooLong != 2 || srv.Count() != 6 {
+		t.Fatalf("exit %d, %+v after %d calls; stderr %s", r.code, out, srv.Count(), r.stderr)
+	}
+	if !strings.Contains(r.stderr, "2 record(s) were longer than the model's context window") || strings.Contains(r.stderr, "rerun") {
+		t.Fatalf("stderr: %s", r.stderr)
+	}
+	run := lastRun(t, db, "judge")
+	var recs runRecordsJSON
+	decodeJSON(t, mustGavel(t, db, "runs", "records", run.ID, "--disagree", "--json"), &recs)
+	for _, rec := range recs.Records {
+		if rec.Verdict != "invalid" {
+			t.Fatalf("a disagreement that is not the refused input: %+v", rec)
+		}
+	}
+
+	// Cut to 5,000 characters: everything fits, two records cut.
+	n := srv.Count()
+	r = gavelWithKey(t, db, append(judge, "--max-input-chars", "5000", "--json")...)
+	decodeJSON(t, r.stdout, &out)
+	if r.code != 0 || out.Pass != 6 || out.InputTooLong != 0 || out.InputsCut != 2 || srv.Count() != n+2 {
+		t.Fatalf("with --max-input-chars: exit %d, %+v, %d new calls; %s", r.code, out, srv.Count()-n, r.stderr)
+	}
+	var cutSeen bool
+	for _, c := range srv.Calls()[n:] {
+		cutSeen = cutSeen || strings.Contains(c.LastUser, "[... cut: ")
+	}
+	if !cutSeen {
+		t.Fatal("the model never saw the cut marker")
+	}
+
+	// --no-cache: all six again.
+	n = srv.Count()
+	if r := gavelWithKey(t, db, append(judge, "--max-input-chars", "5000", "--no-cache")...); r.code != 0 || srv.Count() != n+6 {
+		t.Fatalf("--no-cache sent %d of 6 (exit %d): %s", srv.Count()-n, r.code, r.stderr)
+	}
+	n = srv.Count()
+	if r := gavelWithKey(t, db, "eval", "--judge", "passfail", "--split", "all:test", "--model", "openai:m", "--base-url", srv.URL+"/v1",
+		"--max-input-chars", "5000", "--no-cache", "--resamples", "20"); r.code != 0 || srv.Count() != n+6 {
+		t.Fatalf("eval --no-cache sent %d of 6 (exit %d): %s", srv.Count()-n, r.code, r.stderr)
+	}
+}
