@@ -393,7 +393,7 @@ func StackedBars(title string, bars []Bar) template.HTML {
 	for _, b := range bars {
 		left = math.Max(left, 16+6.5*float64(len([]rune(b.Label))))
 		for _, p := range b.Parts {
-			right = math.Max(right, 34+6.5*float64(len([]rune(p.Name))))
+			right = math.Max(right, totalW+34+6.5*float64(len([]rune(p.Name))))
 		}
 	}
 	w := left + 330 + right
