@@ -2,6 +2,7 @@ package judge
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -173,4 +174,59 @@ func yesNo(x any) (bool, error) {
 		}
 	}
 	return false, fmt.Errorf("answer %v is neither yes nor no", x)
+}
+
+// ErrUnreadable is a stage whose model answered mostly in a form that
+// cannot be read: a wrong model or server, not a finding about records.
+var ErrUnreadable = errors.New("most answers cannot be read")
+
+// UnreadableError says how many answers of a model could not be read, and
+// quotes the first.
+type UnreadableError struct {
+	Model       string
+	Bad, Of     int
+	First       string
+	FirstReason string
+}
+
+func (e *UnreadableError) Error() string {
+	first := e.First
+	if r := []rune(first); len(r) > 200 {
+		first = string(r[:200]) + "…"
+	}
+	return fmt.Sprintf("%d of %d answers of %s cannot be read (%s); the first was %q: is the model, or its server, the right one?",
+		e.Bad, e.Of, e.Model, e.FirstReason, first)
+}
+
+func (e *UnreadableError) Unwrap() error { return ErrUnreadable }
+
+// Readable checks that at most half of a stage's answers are unreadable
+// (inputs refused for their length aside, which say nothing of the
+// model): more is an *UnreadableError.
+func Readable(model string, n int, unreadable func(i int) (bad bool, raw, reason string)) error {
+	e := &UnreadableError{Model: model}
+	for i := range n {
+		bad, raw, reason := unreadable(i)
+		if reason == llm.InputTooLong {
+			continue
+		}
+		e.Of++
+		if bad {
+			if e.Bad == 0 {
+				e.First, e.FirstReason = raw, reason
+			}
+			e.Bad++
+		}
+	}
+	if e.Of > 0 && 2*e.Bad > e.Of {
+		return e
+	}
+	return nil
+}
+
+// ReadableVerdicts is Readable over verdicts.
+func ReadableVerdicts(model string, vs []Verdict) error {
+	return Readable(model, len(vs), func(i int) (bool, string, string) {
+		return vs[i].Outcome == Invalid, vs[i].Raw, vs[i].ParseError
+	})
 }

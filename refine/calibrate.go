@@ -227,6 +227,11 @@ func (c *calibration) judgeSet(sg *stage, s *judge.Spec, rs []*record.Record, wh
 		return nil, fmt.Errorf("%d records could not be judged; first: %w", len(res.Failed), res.Failed[0])
 	}
 	sg.pending += res.Pending
+	if res.Pending == 0 {
+		if err := judge.ReadableVerdicts(c.cfg.Model, res.Verdicts); err != nil {
+			return nil, fmt.Errorf("judge %s on %s: %w", s.ShortVersion(), what, err)
+		}
+	}
 	out := map[string]judge.Verdict{}
 	for _, v := range res.Verdicts {
 		out[v.RecordID] = v

@@ -195,6 +195,9 @@ func JudgeRecords(ctx context.Context, env *Env, s *judge.Spec, model string, rs
 		return nil, fmt.Errorf("%d of %d records could not be judged (rerun to retry them; the others are kept); first: %w",
 			len(res.Failed), len(rs), res.Failed[0])
 	}
+	if err := judge.ReadableVerdicts(model, res.Verdicts); err != nil {
+		return nil, err
+	}
 	out := make(map[string]judge.Verdict, len(res.Verdicts))
 	for _, v := range res.Verdicts {
 		out[v.RecordID] = v

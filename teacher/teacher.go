@@ -50,7 +50,9 @@ type Decision struct {
 	// left out, as for an abstention, and counted apart.
 	Invalid    bool   `json:"invalid,omitempty"`
 	ParseError string `json:"parse_error,omitempty"`
-	Key        string `json:"key"`
+	// Raw is an unreadable answer as it came.
+	Raw string `json:"raw,omitempty"`
+	Key string `json:"key"`
 }
 
 //go:embed prompts/system.tmpl
@@ -124,7 +126,7 @@ func Request(j *judge.Spec, model string, r *record.Record) (*llm.Request, error
 func Parse(r *record.Record, resp *llm.Response) Decision {
 	d := Decision{RecordID: r.ID, Label: r.Outcome.Label}
 	if resp.Invalid {
-		d.Invalid, d.Action, d.ParseError = true, Abstain, resp.ParseError
+		d.Invalid, d.Action, d.ParseError, d.Raw = true, Abstain, resp.ParseError, resp.Text
 		return d
 	}
 	var a struct {
@@ -137,7 +139,7 @@ func Parse(r *record.Record, resp *llm.Response) Decision {
 		raw = json.RawMessage(resp.Text)
 	}
 	if err := json.Unmarshal(raw, &a); err != nil {
-		d.Invalid, d.Action, d.ParseError = true, Abstain, err.Error()
+		d.Invalid, d.Action, d.ParseError, d.Raw = true, Abstain, err.Error(), resp.Text
 		return d
 	}
 	d.Justification = a.Justification
@@ -153,7 +155,7 @@ func Parse(r *record.Record, resp *llm.Response) Decision {
 		}
 		d.Action, d.Label = Correct, l
 	default:
-		d.Invalid, d.Action, d.ParseError = true, Abstain, fmt.Sprintf("decision %q is not keep, abstain or correct", a.Decision)
+		d.Invalid, d.Action, d.ParseError, d.Raw = true, Abstain, fmt.Sprintf("decision %q is not keep, abstain or correct", a.Decision), string(raw)
 	}
 	return d
 }
@@ -192,6 +194,9 @@ func Run(ctx context.Context, client llm.Client, j *judge.Spec, model string, rs
 		if d != nil {
 			ds = append(ds, *d)
 		}
+	}
+	if err == nil && res.Pending == 0 {
+		err = judge.Readable(model, len(ds), func(i int) (bool, string, string) { return ds[i].Invalid, ds[i].Raw, ds[i].ParseError })
 	}
 	return ds, res.Pending, err
 }

@@ -113,3 +113,25 @@ func TestInputsThatDoNotFit(t *testing.T) {
 		t.Fatalf("eval --no-cache sent %d of 6 (exit %d): %s", srv.Count()-n, r.code, r.stderr)
 	}
 }
+
+// A model that answers nothing readable stops the command (exit 1) with
+// its name and its first answer, rather than reporting invalid verdicts
+// or an information gap.
+func TestAnUnreadableModelStops(t *testing.T) {
+	srv := llmtest.NewOpenAI()
+	defer srv.Close()
+	srv.Answer = func(*llmtest.Call) string { return "I would rather not say." }
+	db := inputStore(t)
+	for _, args := range [][]string{
+		{"judge", "--judge", "passfail", "--split", "all:test"},
+		{"teach", "--judge", "passfail", "--split", "all:test"},
+	} {
+		r := gavelWithKey(t, db, append(args, "--model", "openai:garbage", "--base-url", srv.URL+"/v1")...)
+		if r.code != 1 || !strings.Contains(r.stderr, "of openai:garbage cannot be read") || !strings.Contains(r.stderr, `"I would rather not say."`) {
+			t.Fatalf("%s: exit %d\n%s", args[0], r.code, r.stderr)
+		}
+		if strings.Contains(r.stderr, "information gap") {
+			t.Fatalf("%s: an unreadable model reported as an information gap:\n%s", args[0], r.stderr)
+		}
+	}
+}
