@@ -230,10 +230,28 @@ func Rollback(ctx context.Context, st Store, judgeName, actor, reason string) (*
 	if err != nil {
 		return nil, err
 	}
-	if active == nil || active.Previous == "" {
+	if active == nil {
+		return nil, Errorf(Conflict, "judge %s has no active version to roll back from", judgeName)
+	}
+	target := active.Previous
+	if target == "" && slices.Contains(judge.Builtins(), judgeName) {
+		// The first version ever activated replaced the built-in prompt:
+		// rolling back returns to it.
+		s, err := judge.Load(judgeName)
+		if err != nil {
+			return nil, err
+		}
+		if s.Version() != active.Version {
+			if err := st.SavePrompt(ctx, judge.VersionOf(s)); err != nil {
+				return nil, err
+			}
+			target = s.Version()
+		}
+	}
+	if target == "" {
 		return nil, Errorf(Conflict, "judge %s has no earlier active version to roll back to", judgeName)
 	}
-	a := &Activation{Judge: judgeName, Version: active.Previous, Previous: active.Version, Action: ActionRollback,
+	a := &Activation{Judge: judgeName, Version: target, Previous: active.Version, Action: ActionRollback,
 		Actor: actor, Reason: reason}
 	if err := st.Activate(ctx, a); err != nil {
 		if errors.Is(err, ErrActiveChanged) {

@@ -210,7 +210,15 @@ func TestPromoteCLI(t *testing.T) {
 	if !p.Promoted || p.Activation.Version != selected || p.Activation.Action != "promote" || p.Evidence.Gain.CI.Lo <= 0 {
 		t.Fatalf("promote the calibrated version: %+v", p)
 	}
-	if r := gavel(t, db, "rollback", "passfail"); r.code != 2 || !strings.Contains(r.stderr, "no earlier active version") {
-		t.Fatalf("rollback past the first promotion: %+v", r)
+	// Past the first promotion, rollback returns to the built-in prompt.
+	var rb struct {
+		Activation struct{ Version, Previous, Action string } `json:"activation"`
+	}
+	decodeJSON(t, mustGavel(t, db, "rollback", "passfail", "--json"), &rb)
+	if rb.Activation.Version != orig || rb.Activation.Previous != selected || rb.Activation.Action != "rollback" {
+		t.Fatalf("rollback past the first promotion: %+v", rb)
+	}
+	if r := gavel(t, db, "rollback", "nosuchjudge"); r.code != 2 {
+		t.Fatalf("rollback of a judge never activated: %+v", r)
 	}
 }
