@@ -284,3 +284,51 @@ func (s *Split) Counts(labels map[string]Label) map[Part]map[Label]int {
 	}
 	return c
 }
+
+// Sample is a seeded sample of about n of the records, stratified by label
+// (each label's share as in rs) with groups kept whole, in rs's order: a
+// quick first try that looks like the whole (--limit). A stratum takes
+// whole groups, shuffled with the seed, until it reaches its share, so the
+// sample may hold a few more than n. All of rs when n <= 0 or n >= len(rs).
+func Sample(rs []*Record, n int, seed uint64) []*Record {
+	if n <= 0 || n >= len(rs) {
+		return rs
+	}
+	members := make([]Member, len(rs))
+	for i, r := range rs {
+		members[i] = MemberOf(r)
+	}
+	units, err := makeUnits(members)
+	if err != nil {
+		return rs[:n] // ids listed twice: no sample can keep groups whole
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6761_7665_6c5f_736d)) // "gavel_sm"
+	strata := map[Label][]*unit{}
+	count := map[Label]int{}
+	for _, u := range units {
+		strata[u.stratum()] = append(strata[u.stratum()], u)
+		count[u.stratum()] += u.size()
+	}
+	keep := map[string]bool{}
+	for _, l := range []Label{Fail, Pass} {
+		us := strata[l]
+		if len(us) == 0 {
+			continue
+		}
+		target := max(1, int(math.Round(float64(n)*float64(count[l])/float64(len(rs)))))
+		rng.Shuffle(len(us), func(i, j int) { us[i], us[j] = us[j], us[i] })
+		for taken, i := 0, 0; taken < target && i < len(us); i++ {
+			for _, id := range us[i].ids {
+				keep[id] = true
+			}
+			taken += us[i].size()
+		}
+	}
+	var out []*Record
+	for _, r := range rs {
+		if keep[r.ID] {
+			out = append(out, r)
+		}
+	}
+	return out
+}

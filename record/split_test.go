@@ -247,3 +247,48 @@ func TestParseSplitRef(t *testing.T) {
 		t.Fatal("unknown part accepted")
 	}
 }
+
+// A sample keeps each label's share and every group whole, is the same
+// for the same seed, and keeps the records' order.
+func TestSample(t *testing.T) {
+	var rs []*record.Record
+	for i := range 200 {
+		st := record.StatusPassed
+		if i%4 == 0 {
+			st = record.StatusFailed // a quarter fail
+		}
+		r := &record.Record{ID: fmt.Sprintf("r%03d", i), Task: "t", Candidate: "c", Group: fmt.Sprintf("g%02d", i/2), Outcome: record.Outcome{Status: st}}
+		r.Normalize()
+		rs = append(rs, r)
+	}
+	s := record.Sample(rs, 40, 1)
+	if len(s) < 40 || len(s) > 44 {
+		t.Fatalf("%d records for a sample of 40", len(s))
+	}
+	fails, groups := 0, map[string]int{}
+	for i, r := range s {
+		if r.Outcome.Label == record.Fail {
+			fails++
+		}
+		groups[r.Group]++
+		if i > 0 && s[i-1].ID > r.ID {
+			t.Fatal("the sample is not in the records' order")
+		}
+	}
+	for g, n := range groups {
+		if n != 2 {
+			t.Fatalf("group %s has %d of its 2 records", g, n)
+		}
+	}
+	// Groups of two hold one fail and one pass in half the cases; by
+	// majority (ties fail) half the groups are fail groups: 10 of 20.
+	if fails < 8 || fails > 12 {
+		t.Errorf("%d failures in the sample, want about a quarter of 40", fails)
+	}
+	if fmt.Sprint(record.Sample(rs, 40, 1)) != fmt.Sprint(s) || fmt.Sprint(record.Sample(rs, 40, 2)) == fmt.Sprint(s) {
+		t.Error("the sample is not a function of the seed")
+	}
+	if len(record.Sample(rs, 0, 1)) != 200 || len(record.Sample(rs, 500, 1)) != 200 {
+		t.Error("no limit, or a limit over the records, is not all of them")
+	}
+}

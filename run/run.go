@@ -61,10 +61,9 @@ func (e *Env) stats() llm.RunStats {
 	return e.Stats()
 }
 
-var errEnough = errors.New("enough records")
-
 // Records reads the records of a split part (NAME:PART), leaving out
-// those with the given statuses, the first limit of them when limit > 0.
+// those with the given statuses; a sample of about limit of them when
+// limit > 0 (record.Sample).
 // field names the configuration field of ref in errors.
 func Records(ctx context.Context, st record.Store, field, ref string, exclude []record.Status, limit int) ([]*record.Record, error) {
 	if ref == "" {
@@ -80,18 +79,17 @@ func Records(ctx context.Context, st record.Store, field, ref string, exclude []
 	var rs []*record.Record
 	err = st.Records(ctx, record.Filter{Split: name, Part: part, ExcludeStatus: exclude}, func(r *record.Record) error {
 		rs = append(rs, r)
-		if limit > 0 && len(rs) == limit {
-			return errEnough // the rest is not read
-		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, errEnough) {
+	if err != nil {
 		return nil, err
 	}
 	if len(rs) == 0 {
 		return nil, fmt.Errorf("split %s has no records", ref)
 	}
-	return rs, nil
+	// A limit is a sample that looks like the part (labels in their
+	// shares, groups whole), not its first records.
+	return record.Sample(rs, limit, 1), nil
 }
 
 // Parts reads a split's three parts (by its name), the first limit of

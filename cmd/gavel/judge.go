@@ -42,7 +42,7 @@ func (f *judgeFlags) register(a *app, cmd *cobra.Command) {
 	fl.StringVar(&f.split, "split", "", "records to judge: NAME:PART of a split made with 'gavel split'")
 	fl.StringSliceVar(&f.inputs, "inputs", nil, "what the judge sees, e.g. task,candidate (default: the judge's own; add context.KEY for context entries)")
 	statusesVar(fl, &f.excludeStatus, "exclude-status", "leave out records with these statuses (e.g. draft)")
-	fl.IntVar(&f.limit, "limit", 0, "only the first N records (of each part, for calibrate): a quick first try")
+	fl.IntVar(&f.limit, "limit", 0, "a seeded sample of about N records (of each part, for calibrate), labels in their shares and groups whole: a quick first try")
 	fl.IntVar(&f.maxInput, "max-input-chars", 0, "cut each input (task, candidate, reference, context) over this many characters at a line end, with a marker; judge and teacher see the same cut (0: none)")
 }
 

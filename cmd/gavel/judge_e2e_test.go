@@ -266,7 +266,8 @@ func TestSimNeverPassesForARealModel(t *testing.T) {
 	}
 }
 
-// --limit takes the first N records for a quick first try.
+// --limit takes a sample of about N records, both labels and whole
+// groups, for a quick first try.
 func TestLimit(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "gavel.db")
@@ -274,10 +275,20 @@ func TestLimit(t *testing.T) {
 	mustGavel(t, db, "sim", "records", "--n", "120", "--seed", "2", "-o", world)
 	mustGavel(t, db, "ingest", world)
 	mustGavel(t, db, "split", "main", "--train", "0.4", "--val", "0.3", "--test", "0.3", "--seed", "1")
-	var js struct{ Records int }
-	decodeJSON(t, mustGavel(t, db, "judge", "--judge", "passfail", "--split", "main:test", "--model", "sim", "--limit", "7", "--json"), &js)
-	if js.Records != 7 {
-		t.Fatalf("judged %d records with --limit 7", js.Records)
+	var js struct{ Records, Pass, Fail, Invalid int }
+	decodeJSON(t, mustGavel(t, db, "judge", "--judge", "passfail", "--split", "main:test", "--model", "sim", "--limit", "12", "--json"), &js)
+	if js.Records < 12 || js.Records > 20 {
+		t.Fatalf("judged %d records with --limit 12", js.Records)
+	}
+	run := lastRun(t, db, "judge")
+	var recs runRecordsJSON
+	decodeJSON(t, mustGavel(t, db, "runs", "records", run.ID, "--json"), &recs)
+	labels := map[string]int{}
+	for _, r := range recs.Records {
+		labels[r.Outcome]++
+	}
+	if labels["pass"] == 0 || labels["fail"] == 0 {
+		t.Fatalf("the sample holds one label only: %v", labels)
 	}
 	// eval as a CI gate: under the bar, exit 1 with the summary written
 	// as usual (one JSON object); over it, exit 0.
