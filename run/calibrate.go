@@ -10,6 +10,7 @@ import (
 	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/refine"
 	"github.com/gavelhq/gavel/report"
 	"github.com/gavelhq/gavel/teacher"
@@ -64,8 +65,12 @@ type CalibrateResult struct {
 	RepeatsSummary *refine.RepeatSummary `json:"repeats_summary,omitempty"`
 	Ablation       *Ablation             `json:"ablation,omitempty"`
 	// InputsCut counts the records whose inputs --max-input-chars cut.
-	InputsCut int          `json:"inputs_cut"`
-	Calls     llm.RunStats `json:"calls"`
+	InputsCut int `json:"inputs_cut"`
+	// ValRecords and ValGroups measure the validation part the selection
+	// rests on.
+	ValRecords int          `json:"val_records"`
+	ValGroups  int          `json:"val_groups"`
+	Calls      llm.RunStats `json:"calls"`
 
 	// Result is the (first) calibration; Without the ablated one.
 	Result  *refine.Result `json:"-"`
@@ -155,7 +160,7 @@ func Calibrate(ctx context.Context, env *Env, st CalibrationStore, cfg Calibrate
 		return CalibrateOne(ctx, env, st, cfg.Data, cfg.Split, rc, progress)
 	}
 	out := &CalibrateResult{ResultVersion: ResultVersion, Simulated: cfg.Simulated, Split: cfg.Split,
-		InputsCut: cutCount(cfg.Data.Train, cfg.Data.Val, cfg.Data.Test)}
+		InputsCut: cutCount(cfg.Data.Train, cfg.Data.Val, cfg.Data.Test), ValRecords: len(cfg.Data.Val), ValGroups: groupCount(cfg.Data.Val)}
 	var res *refine.Result
 	if cfg.Repeats > 0 {
 		end := func() {}
@@ -219,4 +224,18 @@ func WriteCalibrationReports(rep *report.CalibrationReport, htmlFile string, wri
 		md += ".md"
 	}
 	return write(md, func(w io.Writer) error { return report.WriteCalibrationMarkdown(w, rep) })
+}
+
+// groupCount counts the groups of records (a record without a group is
+// its own).
+func groupCount(rs []*record.Record) int {
+	seen := map[string]bool{}
+	for _, r := range rs {
+		key := "g\x00" + r.Group
+		if r.Group == "" {
+			key = "r\x00" + r.ID
+		}
+		seen[key] = true
+	}
+	return len(seen)
 }

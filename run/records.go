@@ -307,3 +307,20 @@ func WriteRecords(w io.Writer, rs ...*record.Record) error {
 	}
 	return nil
 }
+
+// Warnings name the parts too small to measure a judge on: fewer than 30
+// records, or no record of a label.
+func (r *SplitResult) Warnings() []string {
+	var ws []string
+	for _, part := range record.Parts {
+		ps := r.Parts[part]
+		switch {
+		case ps.Records == 0:
+		case ps.Pass == 0 || ps.Fail == 0:
+			ws = append(ws, fmt.Sprintf("part %s has no record of one label (%d pass, %d fail): no agreement can be measured on it", part, ps.Pass, ps.Fail))
+		case ps.Records < 30:
+			ws = append(ws, fmt.Sprintf("part %s has only %d records: figures on it will have wide intervals (30 or more is a useful floor)", part, ps.Records))
+		}
+	}
+	return ws
+}

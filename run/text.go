@@ -266,6 +266,9 @@ func (r *CalibrateResult) WriteText(w io.Writer) error {
 // Warnings warn of a panel that disagrees and of an information gap.
 func (r *CalibrateResult) Warnings() []string {
 	ws := inputWarnings(0, r.InputsCut)
+	if r.ValRecords < 30 || r.ValGroups < 10 {
+		ws = append(ws, fmt.Sprintf("validation holds only %d records in %d groups: the version it selects rests on too few to trust (at least 30 records in 10 groups); --repeats 5 shows how much the result varies", r.ValRecords, r.ValGroups))
+	}
 	for _, res := range []*refine.Result{r.Result, r.Without} {
 		if res == nil {
 			continue
