@@ -132,6 +132,9 @@ type Version struct {
 	// DroppedEdits are the unpaired proposals (Dropped of them) and the
 	// proposals already in the prompt, each with why.
 	DroppedEdits []DroppedEdit `json:"dropped_edits,omitempty"`
+	// Conflicts counts the rewordings and removals left out because
+	// another edit of the same target was accepted.
+	Conflicts int `json:"conflicts"`
 	Proposed     int           `json:"proposed"`
 	// TrainPi is on the teacher's kept training records, ValPi on the
 	// whole validation part; Disagreements count kept training records it
@@ -371,8 +374,12 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 		all := props
 		props, known := NewProposals(cur.Spec, props)
 		accepted, unpaired := BalanceEdits(props)
+		accepted, sameTarget := OneEditATarget(accepted)
 		dropped := len(unpaired)
 		var droppedEdits []DroppedEdit
+		for _, p := range sameTarget {
+			droppedEdits = append(droppedEdits, DroppedEdit{p, "conflict: another edit of the same target was accepted"})
+		}
 		for _, p := range unpaired {
 			droppedEdits = append(droppedEdits, DroppedEdit{p, "unpaired: no reason of the other kind to balance it"})
 		}
@@ -406,7 +413,7 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 			break
 		}
 		next := &Version{Hash: revised.Version(), Parent: cur.Hash, Iteration: it, Spec: revised,
-			Accepted: accepted, Dropped: dropped, DroppedEdits: droppedEdits, Proposed: len(props), Note: note, TooLong: tooLong}
+			Accepted: accepted, Dropped: dropped, DroppedEdits: droppedEdits, Conflicts: len(sameTarget), Proposed: len(props), Note: note, TooLong: tooLong}
 		// The new version on the kept training records and on val.
 		sj := &stage{name: fmt.Sprintf("iteration %d: judging the new prompt", it)}
 		nextTrain, err := c.judgeSet(sj, revised, kept, "train")

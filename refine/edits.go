@@ -371,3 +371,30 @@ func applyEdits(ctx context.Context, client llm.Client, s *judge.Spec, model str
 	}
 	return nil, "the revision was rejected twice (" + first.Error() + "; then " + problem.Error() + "); the previous prompt was kept", tooLong, nil
 }
+
+// OneEditATarget keeps one rewording or removal of each target (the most
+// proposed; then the first by text): two rewordings of one sentence would
+// ask the applier for two contradictory texts. The others are returned
+// apart, conflicts to count.
+func OneEditATarget(edits []Proposal) (kept, conflicting []Proposal) {
+	norm := func(t string) string { return strings.TrimRight(strings.ToLower(strings.Join(strings.Fields(t), " ")), ".") }
+	best := map[string]int{} // target -> index in edits of the edit kept
+	for i, e := range edits {
+		if e.Kind != Reword && e.Kind != Remove {
+			continue
+		}
+		t := norm(e.Target)
+		j, ok := best[t]
+		if !ok || e.Count > edits[j].Count || (e.Count == edits[j].Count && e.Text < edits[j].Text) {
+			best[t] = i
+		}
+	}
+	for i, e := range edits {
+		if (e.Kind == Reword || e.Kind == Remove) && best[norm(e.Target)] != i {
+			conflicting = append(conflicting, e)
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return kept, conflicting
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gavelhq/gavel/judge"
@@ -200,5 +201,66 @@ func TestNewProposalsDropsWhatThePromptSays(t *testing.T) {
 	out, known := refine.NewProposals(&c, ps)
 	if known != 1 || len(out) != 2 || out[0].Kind != refine.PassReason || out[1].Kind != refine.Reword {
 		t.Fatalf("%d known, kept %+v", known, out)
+	}
+}
+
+// Two rewordings of one target reach the applier as one: the most
+// proposed; the other is a counted conflict. Different targets stay.
+func TestOneEditATarget(t *testing.T) {
+	in := []refine.Proposal{
+		{Kind: refine.FailReason, Text: "Fail a change that drops an error check."},
+		{Kind: refine.Reword, Target: "A TODO note is not a reason to fail.", Text: "A TODO note alone is not a reason to fail.", Count: 1},
+		{Kind: refine.Reword, Target: "a todo note is not a reason to fail", Text: "Judge a TODO note by what it leaves undone.", Count: 3},
+		{Kind: refine.Remove, Target: "A TODO note is not a reason to fail.", Count: 1},
+		{Kind: refine.Reword, Target: "Formatting alone", Text: "Formatting and reordering alone", Count: 1},
+	}
+	kept, conflicts := refine.OneEditATarget(in)
+	if len(kept) != 3 || kept[1].Text != "Judge a TODO note by what it leaves undone." || kept[2].Target != "Formatting alone" {
+		t.Fatalf("kept %+v", kept)
+	}
+	if len(conflicts) != 2 || conflicts[0].Count != 1 || conflicts[1].Kind != refine.Remove {
+		t.Fatalf("conflicts %+v", conflicts)
+	}
+}
+
+// In a calibration, proposers rewording the same sentence two ways reach
+// the applier as one edit, and the other is a counted conflict.
+func TestRewordingsOfOneTargetReachTheApplierAsOne(t *testing.T) {
+	db, data := simWorld(t, 300, 2)
+	s, _ := judge.Load("passfail")
+	target := strings.SplitN(strings.TrimSpace(s.System), ".", 2)[0] + "."
+	var n atomic.Int64
+	var applied []string
+	var mu sync.Mutex
+	f := &fakeClient{calls: map[string]int{}, teacher: keepAll,
+		judge: func(*llm.Request) string { return `{"reasoning":"r","verdict":"pass"}` },
+		proposer: func(req *llm.Request) string {
+			text := "First rewording."
+			if n.Add(1)%2 == 0 {
+				text = "Second rewording."
+			}
+			b, _ := json.Marshal(map[string]any{"analysis": "a", "proposals": []map[string]string{{"kind": "reword", "target": target, "text": text}}})
+			return string(b)
+		},
+		applier: func(req *llm.Request) string {
+			mu.Lock()
+			applied = append(applied, req.Messages[len(req.Messages)-1].Content)
+			mu.Unlock()
+			b, _ := json.Marshal(map[string]string{"system": s.System + "\nRevised."})
+			return string(b)
+		},
+	}
+	res, err := refine.Calibrate(context.Background(), f, db, data, refine.Config{Judge: s, Model: "fake", MaxIter: 1, Boot: metrics.BootstrapOptions{Resamples: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(applied) == 0 {
+		t.Fatalf("no applier call (stop: %s)", res.StopReason)
+	}
+	if c := strings.Count(applied[0], "- reword:"); c != 1 {
+		t.Fatalf("the applier got %d rewordings of one target:\n%s", c, applied[0])
+	}
+	if v := res.Versions[len(res.Versions)-1]; v.Conflicts != 1 || len(v.DroppedEdits) == 0 {
+		t.Fatalf("conflicts %d, dropped %+v (%d versions, stop %s)", v.Conflicts, v.DroppedEdits, len(res.Versions), res.StopReason)
 	}
 }
