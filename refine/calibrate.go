@@ -135,7 +135,7 @@ type Version struct {
 	// Conflicts counts the rewordings and removals left out because
 	// another edit of the same target was accepted.
 	Conflicts int `json:"conflicts"`
-	Proposed     int           `json:"proposed"`
+	Proposed  int `json:"proposed"`
 	// TrainPi is on the teacher's kept training records, ValPi on the
 	// whole validation part; Disagreements count kept training records it
 	// gets wrong.

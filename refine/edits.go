@@ -377,7 +377,9 @@ func applyEdits(ctx context.Context, client llm.Client, s *judge.Spec, model str
 // ask the applier for two contradictory texts. The others are returned
 // apart, conflicts to count.
 func OneEditATarget(edits []Proposal) (kept, conflicting []Proposal) {
-	norm := func(t string) string { return strings.TrimRight(strings.ToLower(strings.Join(strings.Fields(t), " ")), ".") }
+	norm := func(t string) string {
+		return strings.TrimRight(strings.ToLower(strings.Join(strings.Fields(t), " ")), ".")
+	}
 	best := map[string]int{} // target -> index in edits of the edit kept
 	for i, e := range edits {
 		if e.Kind != Reword && e.Kind != Remove {
