@@ -68,9 +68,11 @@ type CalibrateResult struct {
 	InputsCut int `json:"inputs_cut"`
 	// ValRecords and ValGroups measure the validation part the selection
 	// rests on.
-	ValRecords int          `json:"val_records"`
-	ValGroups  int          `json:"val_groups"`
-	Calls      llm.RunStats `json:"calls"`
+	ValRecords int `json:"val_records"`
+	// Conflicts counts the edits left out for another of the same target.
+	Conflicts int          `json:"conflicts"`
+	ValGroups int          `json:"val_groups"`
+	Calls     llm.RunStats `json:"calls"`
 
 	// Result is the (first) calibration; Without the ablated one.
 	Result  *refine.Result `json:"-"`
@@ -192,6 +194,9 @@ func Calibrate(ctx context.Context, env *Env, st CalibrationStore, cfg Calibrate
 		Repeats:  out.Repeats, RepeatSummary: out.RepeatsSummary,
 	}
 	out.Result, out.Judges, out.Teacher, out.LabelBlind = res, []refine.JudgeSummary{res.Summary()}, res.Teacher, res.Blind
+	for _, v := range res.Versions {
+		out.Conflicts += v.Conflicts
+	}
 	if res.Panel != nil {
 		out.Teachers, out.Panel = res.Panel.Teachers, res.Panel
 	}
