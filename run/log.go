@@ -57,6 +57,13 @@ func SaveRun(ctx context.Context, st runlog.Store, res Result, meta runlog.Run) 
 	if l.Result, err = json.Marshal(res); err != nil {
 		return nil, err
 	}
+	// A result that says it is simulated makes the run so.
+	var sim struct {
+		Simulated bool `json:"simulated"`
+	}
+	if json.Unmarshal(l.Result, &sim) == nil && sim.Simulated {
+		l.Simulated = true
+	}
 	var text bytes.Buffer
 	if err := res.WriteText(&text); err != nil {
 		return nil, err

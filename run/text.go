@@ -491,6 +491,7 @@ func (r *DemoResult) WriteText(w io.Writer) error {
 	p.f("report: %s\nsummary: %s and %s\n", r.Files["report.html"], r.Files["summary.md"], r.Files["summary.json"])
 	if r.Files["store"] != "" {
 		p.f("store: %s (keep it to rerun commands on it; it is safe to delete)\n", r.Files["store"])
+		p.f("runs: gavel --db %s runs list, or gavel --db %s view to open every run down to its records\n", r.Files["store"], r.Files["store"])
 	} else {
 		p.f("store: removed (give --out DIR to keep it)\n")
 	}

@@ -66,6 +66,7 @@ func (a *app) demo(cmd *cobra.Command, f *demoFlags) error {
 	if !keep {
 		// Without --out the store (about 100 MB of cached simulated
 		// answers) is not left behind in the temporary folder.
+		a.log.store = nil // the store is gone: the run is not recorded
 		db.Close()
 		for _, suffix := range []string{"", "-wal", "-shm"} {
 			os.Remove(dbPath + suffix)

@@ -116,6 +116,9 @@ func (a *app) runsExportCmd() *cobra.Command {
 			if out == "" {
 				return usagef("runs export needs -o FILE.jsonl (or -o - for standard output)")
 			}
+			if out == "-" && a.json {
+				return usagef("--json and -o - both want standard output; write to a file")
+			}
 			n := 0
 			err := a.writeFile(out, func(w io.Writer) (err error) {
 				n, err = run.ExportRun(cmd.Context(), db, argv[0], w)

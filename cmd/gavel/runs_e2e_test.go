@@ -21,15 +21,16 @@ import (
 )
 
 type runJSON struct {
-	ID      string            `json:"id"`
-	Command string            `json:"command"`
-	Judge   string            `json:"judge"`
-	Args    []string          `json:"args"`
-	Records int               `json:"records"`
-	Roles   []string          `json:"roles"`
-	Models  map[string]string `json:"models"`
-	Result  json.RawMessage   `json:"result"`
-	Text    string            `json:"text"`
+	ID        string            `json:"id"`
+	Command   string            `json:"command"`
+	Judge     string            `json:"judge"`
+	Args      []string          `json:"args"`
+	Records   int               `json:"records"`
+	Roles     []string          `json:"roles"`
+	Models    map[string]string `json:"models"`
+	Result    json.RawMessage   `json:"result"`
+	Text      string            `json:"text"`
+	Simulated bool              `json:"simulated"`
 }
 
 type runRecordJSON struct {
@@ -293,4 +294,28 @@ func httpGet(t *testing.T, url string) string {
 		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
 	}
 	return string(b)
+}
+
+// The README's main command, gavel demo without --out, ends cleanly with
+// its store removed (its run is then not recorded); with --out the store
+// is kept and holds the demo's run.
+func TestDemoWithAndWithoutItsStore(t *testing.T) {
+	tmp := t.TempDir()
+	cmd := exec.Command(gavelBin, "demo", "--n", "300", "--resamples", "100")
+	cmd.Env = append(os.Environ(), "GAVEL_DB=", "TMPDIR="+tmp)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "store: removed") {
+		t.Fatalf("demo without --out: %v\n%s", err, out)
+	}
+	if dbs, _ := filepath.Glob(filepath.Join(tmp, "gavel-demo-*", "gavel.db*")); len(dbs) != 0 {
+		t.Fatalf("the demo left its store behind: %v", dbs)
+	}
+	kept := filepath.Join(tmp, "kept")
+	db := filepath.Join(kept, "gavel.db")
+	if r := mustGavel(t, filepath.Join(tmp, "unused.db"), "demo", "--n", "300", "--resamples", "100", "--out", kept); !strings.Contains(r, "runs list") {
+		t.Fatalf("demo --out does not say how to open its runs:\n%s", r)
+	}
+	if run := lastRun(t, db, "demo"); !run.Simulated {
+		t.Fatalf("the demo's run: %+v", run)
+	}
 }
