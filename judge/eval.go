@@ -138,26 +138,39 @@ func (e *Evaluation) TuneThreshold(metric string) (int, metrics.Value, error) {
 // of e minus other on the same records (which must be the same, in the
 // same order).
 func (e *Evaluation) Compare(other *Evaluation, boot metrics.BootstrapOptions) (map[string]metrics.Figure, error) {
-	if len(e.ref) != len(other.ref) {
-		return nil, fmt.Errorf("the evaluations cover different records (%d and %d)", len(e.ref), len(other.ref))
-	}
-	boot.Groups = e.groups
 	out := map[string]metrics.Figure{}
 	for _, name := range ReportedMetrics {
-		a, _ := e.Statistic(name)
-		b, _ := other.Statistic(name)
-		va, _ := e.Metrics.Metric(name)
-		vb, _ := other.Metrics.Metric(name)
-		f := metrics.Figure{}
-		if va.Defined() && vb.Defined() {
-			f.Value = metrics.Def(va.V - vb.V)
-		} else {
-			f.Value = metrics.Undef("undefined for one of the judges")
-			f.Undefined = f.Value.Undefined
+		f, err := e.Gain(other, name, boot)
+		if err != nil {
+			return nil, err
 		}
-		iv := metrics.PairedBootstrap(len(e.ref), a, b, boot)
-		f.CI = &iv
 		out[name] = f
 	}
 	return out, nil
+}
+
+// Gain is one metric of e minus the same of other on the same records,
+// with its paired bootstrap interval (whole groups resampled).
+func (e *Evaluation) Gain(other *Evaluation, name string, boot metrics.BootstrapOptions) (metrics.Figure, error) {
+	if len(e.ref) != len(other.ref) {
+		return metrics.Figure{}, fmt.Errorf("the evaluations cover different records (%d and %d)", len(e.ref), len(other.ref))
+	}
+	boot.Groups = e.groups
+	a, err := e.Statistic(name)
+	if err != nil {
+		return metrics.Figure{}, err
+	}
+	b, _ := other.Statistic(name)
+	va, _ := e.Metrics.Metric(name)
+	vb, _ := other.Metrics.Metric(name)
+	f := metrics.Figure{}
+	if va.Defined() && vb.Defined() {
+		f.Value = metrics.Def(va.V - vb.V)
+	} else {
+		f.Value = metrics.Undef("undefined for one of the judges")
+		f.Undefined = f.Value.Undefined
+	}
+	iv := metrics.PairedBootstrap(len(e.ref), a, b, boot)
+	f.CI = &iv
+	return f, nil
 }

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gavelhq/gavel/judge"
@@ -59,6 +60,11 @@ type Config struct {
 	// MaxPromptChars caps the revised prompt (system prompt plus checks'
 	// questions); default twice the original's size, at least 4,000.
 	MaxPromptChars int
+	// MinKept is the share of the current prompt's sentences no edit
+	// touches that a revision must keep (default DefaultMinKept).
+	MinKept float64
+	// Selection picks the final version (default: lower-bound at 0.8).
+	Selection Selection
 	Concurrency    int
 	Boot           metrics.BootstrapOptions
 	// Progress, when set, reports each stage.
@@ -98,6 +104,10 @@ func (cfg Config) withDefaults() Config {
 	if cfg.Seed != 0 && cfg.EditorTemperature <= 0 {
 		cfg.EditorTemperature = 0.7
 	}
+	if cfg.MinKept <= 0 {
+		cfg.MinKept = DefaultMinKept
+	}
+	cfg.Selection = cfg.Selection.withDefaults()
 	return cfg
 }
 
@@ -143,9 +153,23 @@ type Version struct {
 	ValPi         metrics.Value `json:"val_scott_pi"`
 	Disagreements int           `json:"disagreements"`
 	// TooLong counts the applier's revisions refused for the length cap
-	// on the way to this version.
-	TooLong int    `json:"revisions_over_cap"`
-	Note    string `json:"note,omitempty"`
+	// on the way to this version; Refused every refused revision on the
+	// way, with its cause.
+	TooLong int       `json:"revisions_over_cap"`
+	Refused []Refusal `json:"refusals,omitempty"`
+	// Kept is the share of the parent's untouched sentences the revision
+	// kept; ApplierConflicts the contradictions the applier says it
+	// resolved.
+	Kept             float64  `json:"kept_text,omitempty"`
+	ApplierConflicts []string `json:"applier_conflicts,omitempty"`
+	Note             string   `json:"note,omitempty"`
+	// On validation: the paired gain in pi over the original (its
+	// interval at the selection's level), and the recalls of each class.
+	ValGain       metrics.Figure `json:"val_gain"`
+	ValFailRecall metrics.Value  `json:"val_fail_recall"`
+	ValPassRecall metrics.Value  `json:"val_pass_recall"`
+	// Unselectable says why the selection rule could not pick it.
+	Unselectable string `json:"unselectable,omitempty"`
 }
 
 // Result is a calibration's outcome.
@@ -166,8 +190,16 @@ type Result struct {
 	StopReason string               `json:"stop_reason"`
 	MaxChars   int                  `json:"max_prompt_chars"`
 	// TooLong counts every revision refused for the length cap, those of
-	// versions kept and of revisions given up.
-	TooLong int `json:"revisions_over_cap"`
+	// versions kept and of revisions given up; Refused lists every
+	// refused revision.
+	TooLong int       `json:"revisions_over_cap"`
+	Refused []Refusal `json:"refusals,omitempty"`
+	// Conflicts counts every edit conflict: edits left out for another of
+	// the same target or for saying the opposite of a reason, and the
+	// contradictions the applier resolved.
+	Conflicts int `json:"conflicts"`
+	// Selection is the rule that picked the selected version, and why.
+	Selection Selection `json:"selection"`
 	// On the test part: the original prompt, the original with its rubric
 	// threshold tuned on train (nil for binary judges), the selected
 	// prompt, and the paired difference selected minus original.
@@ -209,6 +241,9 @@ type calibration struct {
 	client llm.Client
 	st     Store
 	cfg    Config
+	// valOrig is the original prompt on validation, which every
+	// version's gain is paired with.
+	valOrig *judge.Evaluation
 }
 
 // judgeSet judges records with a spec and stores the verdicts.
@@ -373,10 +408,15 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 		}
 		all := props
 		props, known := NewProposals(cur.Spec, props)
+		proposed := len(props)
+		props, opposed := DropOpposed(cur.Spec, props)
 		accepted, unpaired := BalanceEdits(props)
 		accepted, sameTarget := OneEditATarget(accepted)
+		accepted, opposedNew := DropOpposed(cur.Spec, accepted)
+		opposed = append(opposed, opposedNew...)
 		dropped := len(unpaired)
-		var droppedEdits []DroppedEdit
+		res.Conflicts += len(sameTarget) + len(opposed)
+		droppedEdits := opposed
 		for _, p := range sameTarget {
 			droppedEdits = append(droppedEdits, DroppedEdit{p, "conflict: another edit of the same target was accepted"})
 		}
@@ -389,17 +429,37 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 			}
 		}
 		if len(accepted) == 0 {
-			res.StopReason = fmt.Sprintf("iteration %d: no balanced edit (%d new proposals, %d unpaired dropped, %d already in the prompt)", it, len(props), dropped, known)
+			res.StopReason = fmt.Sprintf("iteration %d: no balanced edit (%d new proposals, %d unpaired dropped, %d already in the prompt, %d opposed to it)", it, proposed, dropped, known, len(opposed))
 			break
 		}
-		// One applier call (and one retry) under the length cap.
-		revised, note, tooLong, err := applyEdits(ctx, client, cur.Spec, cfg.EditorModel, accepted, cfg.MaxPromptChars, cfg.sample)
+		// One applier call (and one retry), checked.
+		ap, err := applyEdits(ctx, client, cur.Spec, cfg.EditorModel, accepted, cfg.MaxPromptChars, cfg.MinKept, cfg.sample)
+		tooLong := 0
+		for i := range ap.refusals {
+			ap.refusals[i].Iteration = it
+			if ap.refusals[i].Cause == CauseOverCap {
+				tooLong++
+			}
+		}
 		res.TooLong += tooLong
+		res.Refused = append(res.Refused, ap.refusals...)
 		if errors.Is(err, llm.ErrPending) {
 			return nil, fmt.Errorf("iteration %d: applying edits: 1 request: %w", it, llm.ErrPending)
 		}
 		if err != nil {
 			return nil, err
+		}
+		note := ap.note
+		var revised *judge.Spec
+		if ap.rev != nil {
+			revised = ap.rev.Spec
+			res.Conflicts += len(ap.rev.Conflicts)
+			for _, p := range ap.rev.Missing {
+				droppedEdits = append(droppedEdits, DroppedEdit{p, "left out by the applier to fit the length cap"})
+			}
+			accepted = slices.DeleteFunc(accepted, func(p Proposal) bool {
+				return slices.ContainsFunc(ap.rev.Missing, func(m Proposal) bool { return m.key() == p.key() })
+			})
 		}
 		if revised == nil || revised.Version() == cur.Spec.Version() {
 			switch {
@@ -413,7 +473,9 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 			break
 		}
 		next := &Version{Hash: revised.Version(), Parent: cur.Hash, Iteration: it, Spec: revised,
-			Accepted: accepted, Dropped: dropped, DroppedEdits: droppedEdits, Conflicts: len(sameTarget), Proposed: len(props), Note: note, TooLong: tooLong}
+			Accepted: accepted, Dropped: dropped, DroppedEdits: droppedEdits, Proposed: proposed, Note: note, TooLong: tooLong,
+			Refused: ap.refusals, ApplierConflicts: ap.rev.Conflicts, Kept: ap.rev.Kept,
+			Conflicts: len(sameTarget) + len(opposed) + len(ap.rev.Conflicts)}
 		// The new version on the kept training records and on val.
 		sj := &stage{name: fmt.Sprintf("iteration %d: judging the new prompt", it)}
 		nextTrain, err := c.judgeSet(sj, revised, kept, "train")
@@ -444,9 +506,9 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 		cur.Disagreements = len(disagreements(cur.Spec, kept, curTrain, threshold))
 	}
 
-	// Selection: the best validation pi among all versions, the original
-	// included; ties go to the earlier.
-	res.Selected = Select(res.Versions)
+	// Selection among all versions, the original included.
+	res.Selection = cfg.Selection
+	res.Selected, res.Selection.Why = cfg.Selection.Pick(res.Versions)
 
 	// Test: the original, the tuned original (rubric), the selected.
 	selected := res.Versions[res.Selected].Spec
@@ -485,21 +547,6 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 	return res, nil
 }
 
-// Select returns the index of the version with the best validation pi;
-// ties (and undefined values) go to the earlier version.
-func Select(vs []*Version) int {
-	best := 0
-	for i, v := range vs {
-		if !v.ValPi.Defined() {
-			continue
-		}
-		if !vs[best].ValPi.Defined() || v.ValPi.V > vs[best].ValPi.V+1e-12 {
-			best = i
-		}
-	}
-	return best
-}
-
 func subset(vs map[string]judge.Verdict, rs []*record.Record) map[string]judge.Verdict {
 	out := make(map[string]judge.Verdict, len(rs))
 	for _, r := range rs {
@@ -522,6 +569,11 @@ func (c *calibration) measure(v *Version, train []*record.Record, trainV map[str
 		return err
 	}
 	v.TrainPi, v.ValPi = te.Metrics.ScottPi, ve.Metrics.ScottPi
+	v.ValFailRecall, v.ValPassRecall = ve.Metrics.FailRecall, ve.Metrics.PassRecall
+	if c.valOrig == nil {
+		c.valOrig = ve
+	}
+	v.ValGain = valGain(ve, c.valOrig, c.cfg.Boot, c.cfg.Selection.Level)
 	v.Disagreements = len(disagreements(v.Spec, train, trainV, v.Spec.PassThreshold()))
 	return nil
 }

@@ -230,7 +230,8 @@ func applierSchema(k judge.Kind) *llm.Schema {
     "system": {"type": "string"},
     "checks": {"type": "array", "items": {"type": "object",
       "properties": {"name": {"type": "string"}, "question": {"type": "string"}},
-      "required": ["name", "question"], "additionalProperties": false}}
+      "required": ["name", "question"], "additionalProperties": false}},
+    "conflicts": {"type": "array", "items": {"type": "string"}}
   },
   "required": ["system", "checks"],
   "additionalProperties": false
@@ -238,7 +239,7 @@ func applierSchema(k judge.Kind) *llm.Schema {
 	}
 	return &llm.Schema{Name: "revised_prompt_binary", Description: "The revised prompt.", JSON: json.RawMessage(`{
   "type": "object",
-  "properties": {"system": {"type": "string"}},
+  "properties": {"system": {"type": "string"}, "conflicts": {"type": "array", "items": {"type": "string"}}},
   "required": ["system"],
   "additionalProperties": false
 }`)}
@@ -281,49 +282,6 @@ var ErrRejected = errors.New("revision rejected")
 // ErrTooLong is wrapped by the error of a revision over the length cap.
 var ErrTooLong = errors.New("over the length cap")
 
-// Revise reads an applier's answer into a new spec: the revision must keep
-// every template action, the checks' names and order, parse, and stay
-// within the length cap.
-func Revise(s *judge.Spec, resp *llm.Response, maxChars int) (*judge.Spec, error) {
-	if resp.Invalid {
-		return nil, fmt.Errorf("%w: %s", ErrRejected, resp.ParseError)
-	}
-	var a struct {
-		System string        `json:"system"`
-		Checks []judge.Check `json:"checks"`
-	}
-	raw := resp.JSON
-	if len(raw) == 0 {
-		raw = json.RawMessage(resp.Text)
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrRejected, err)
-	}
-	c := *s
-	c.System = strings.TrimSpace(a.System) + "\n"
-	if s.Kind == judge.Rubric {
-		if len(a.Checks) != len(s.Checks) {
-			return nil, fmt.Errorf("%w: %d checks, want the %d named %s", ErrRejected, len(a.Checks), len(s.Checks), checkNames(s.Checks))
-		}
-		for i := range a.Checks {
-			if a.Checks[i].Name != s.Checks[i].Name || strings.TrimSpace(a.Checks[i].Question) == "" {
-				return nil, fmt.Errorf("%w: the checks must keep their names and order (%s), each with a question", ErrRejected, checkNames(s.Checks))
-			}
-		}
-		c.Checks = a.Checks
-	}
-	if !slices.Equal(reAction.FindAllString(s.System, -1), reAction.FindAllString(c.System, -1)) {
-		return nil, fmt.Errorf("%w: the template actions between {{ and }} were changed; keep them exactly", ErrRejected)
-	}
-	if n := PromptSize(&c); n > maxChars {
-		return nil, fmt.Errorf("%w: %d characters, over the cap of %d (%w)", ErrRejected, n, maxChars, ErrTooLong)
-	}
-	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrRejected, err)
-	}
-	return &c, nil
-}
-
 func checkNames(cs []judge.Check) string {
 	var n []string
 	for _, c := range cs {
@@ -332,44 +290,50 @@ func checkNames(cs []judge.Check) string {
 	return strings.Join(n, ", ")
 }
 
+// applied is what came of asking for a revision: the checked revision
+// (nil when both were refused), a note, and the refusals on the way.
+type applied struct {
+	rev      *Revision
+	note     string
+	refusals []Refusal
+}
+
 // applyEdits asks the editor model for a revision and checks it; a
-// rejected revision is asked for once more with the problem shown, then
-// given up (nil, with the reason). tooLong counts the revisions refused
-// for the length cap.
-func applyEdits(ctx context.Context, client llm.Client, s *judge.Spec, model string, edits []Proposal, maxChars int, sample func(*llm.Request)) (revised *judge.Spec, note string, tooLong int, err error) {
+// refused revision is asked for once more with what was wrong, then given
+// up (rev nil, with the reason). A retry for the length cap may leave out
+// edits, which the revision lists.
+func applyEdits(ctx context.Context, client llm.Client, s *judge.Spec, model string, edits []Proposal, maxChars int, minKept float64, sample func(*llm.Request)) (applied, error) {
+	var out applied
 	req, err := ApplierRequest(s, model, edits, maxChars)
 	if err != nil {
-		return nil, "", 0, err
+		return out, err
 	}
 	sample(req)
-	var problem, first error
+	allowMissing := false
 	for attempt := range 2 {
 		resp, err := client.Complete(ctx, req)
 		if err != nil {
-			return nil, "", tooLong, err
+			return out, err
 		}
-		revised, err := Revise(s, resp, maxChars)
+		rev, err := CheckRevision(s, resp, maxChars, ReviseOptions{Edits: edits, MinKept: minKept, AllowMissing: allowMissing})
 		if err == nil {
-			note := ""
+			out.rev = rev
 			if attempt == 1 {
-				note = "the first revision was rejected (" + problem.Error() + "); the second was used"
+				out.note = "the first revision was refused (" + out.refusals[0].Detail + "); the second was used"
 			}
-			return revised, note, tooLong, nil
+			return out, nil
 		}
-		if errors.Is(err, ErrTooLong) {
-			tooLong++
-		}
-		problem = err
-		if attempt == 0 {
-			first = err
-		}
+		cause := causeOf(err)
+		out.refusals = append(out.refusals, Refusal{Cause: cause, Detail: err.Error()})
+		allowMissing = cause == CauseOverCap
 		retry := *req
 		retry.Messages = append(append([]llm.Message(nil), req.Messages...),
 			llm.Message{Role: llm.Assistant, Content: resp.Text},
 			llm.Message{Role: llm.User, Content: fmt.Sprintf("That revision cannot be used: %v. Revise the prompt again, keeping to every rule.", err)})
 		req = &retry
 	}
-	return nil, "the revision was rejected twice (" + first.Error() + "; then " + problem.Error() + "); the previous prompt was kept", tooLong, nil
+	out.note = "the revision was refused twice (" + out.refusals[0].Detail + "; then " + out.refusals[1].Detail + "); the previous prompt was kept"
+	return out, nil
 }
 
 // OneEditATarget keeps one rewording or removal of each target (the most

@@ -182,8 +182,49 @@ func TestRejectedRevisionKeepsPreviousPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Versions) != 1 || f.calls["revised_prompt_binary"] != 2 || !strings.Contains(res.StopReason, "rejected twice") {
+	if len(res.Versions) != 1 || f.calls["revised_prompt_binary"] != 2 || !strings.Contains(res.StopReason, "refused twice") {
 		t.Fatalf("versions %d, applier calls %d, stop %q", len(res.Versions), f.calls["revised_prompt_binary"], res.StopReason)
+	}
+	if got := refine.CountRefusals(res.Refused); len(got) != 1 || got[0] != (refine.RefusalCount{Cause: refine.CauseOverCap, Count: 2}) || res.TooLong != 2 {
+		t.Fatalf("refusals %+v, over cap %d", got, res.TooLong)
+	}
+}
+
+// An applier answering a one-line prompt ({"system": "x"}) loses the
+// answer format, the rule about tagged inputs and every edit: it is
+// refused, asked once more with what was lost, refused again, and the
+// previous prompt is kept; no version made that way can be selected.
+func TestOneLineRevisionIsRefusedTwice(t *testing.T) {
+	db, data := simWorld(t, 300, 2)
+	var retry string
+	var mu sync.Mutex
+	f := &fakeClient{calls: map[string]int{}, teacher: keepAll,
+		judge: func(*llm.Request) string { return `{"reasoning":"r","verdict":"pass"}` },
+		proposer: func(req *llm.Request) string {
+			return `{"analysis":"a","proposals":[{"kind":"fail_reason","text":"Fail a change that drops an error check.","target":""},{"kind":"pass_reason","text":"Extra logging is not a reason to fail.","target":""}]}`
+		},
+		applier: func(req *llm.Request) string {
+			mu.Lock()
+			if len(req.Messages) > 2 {
+				retry = req.Messages[len(req.Messages)-1].Content
+			}
+			mu.Unlock()
+			return `{"system": "x"}`
+		},
+	}
+	s, _ := judge.Load("passfail")
+	res, err := refine.Calibrate(context.Background(), f, db, data, refine.Config{Judge: s, Model: "fake", Boot: metrics.BootstrapOptions{Resamples: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Versions) != 1 || res.Selected != 0 || f.calls["revised_prompt_binary"] != 2 || !strings.Contains(res.StopReason, "previous prompt was kept") {
+		t.Fatalf("versions %d, selected %d, applier calls %d, stop %q", len(res.Versions), res.Selected, f.calls["revised_prompt_binary"], res.StopReason)
+	}
+	if got := refine.CountRefusals(res.Refused); len(got) != 1 || got[0] != (refine.RefusalCount{Cause: refine.CauseAnswerFormat, Count: 2}) {
+		t.Fatalf("refusals %+v", got)
+	}
+	if !strings.Contains(retry, `"verdict"`) || !strings.Contains(retry, "answer format") {
+		t.Fatalf("the retry should say what was lost: %q", retry)
 	}
 }
 
@@ -246,7 +287,12 @@ func TestRewordingsOfOneTargetReachTheApplierAsOne(t *testing.T) {
 			mu.Lock()
 			applied = append(applied, req.Messages[len(req.Messages)-1].Content)
 			mu.Unlock()
-			b, _ := json.Marshal(map[string]string{"system": s.System + "\nRevised."})
+			// Carry the rewording the applier was given.
+			text := "First rewording."
+			if strings.Contains(applied[len(applied)-1], "Second rewording.") {
+				text = "Second rewording."
+			}
+			b, _ := json.Marshal(map[string]string{"system": strings.Replace(s.System, target, text, 1)})
 			return string(b)
 		},
 	}

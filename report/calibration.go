@@ -87,6 +87,7 @@ var calTmpl = template.Must(template.New("calibration").Funcs(template.FuncMap{
 		return fmt.Sprintf("%.3f", v.V)
 	},
 	"interval":    func(iv *metrics.Interval) string { return ciText(iv, 3) },
+	"refusals":    refine.CountRefusals,
 	"fig":         func(e *judge.Evaluation, name string) metrics.Figure { return e.Figures[name] },
 	"failAbstain": func(r *refine.Result) string { return pct(r.Teacher.AbstainByLabel[record.Fail]) },
 }).Parse(calibrationHTML))
@@ -281,8 +282,11 @@ func WriteCalibrationMarkdown(w io.Writer, r *CalibrationReport) error {
 	for _, s := range r.Sections {
 		res := s.Result
 		fmt.Fprintf(&b, "\n## %s\n\n", s.Title)
-		fmt.Fprintf(&b, "%d iteration(s), %d version(s); selected version %d (`%.12s`). Stopped: %s. Length cap %d characters; %d revision(s) refused for length.\n\n",
-			res.Iterations, len(res.Versions), res.Selected, res.Versions[res.Selected].Hash, res.StopReason, res.MaxChars, res.TooLong)
+		fmt.Fprintf(&b, "%d iteration(s), %d version(s); selected version %d (`%.12s`) by the %s rule: %s. Stopped: %s. Length cap %d characters; %d revision(s) refused for length.\n\n",
+			res.Iterations, len(res.Versions), res.Selected, res.Versions[res.Selected].Hash, res.Selection.Rule, res.Selection.Why, res.StopReason, res.MaxChars, res.TooLong)
+		for _, c := range refine.CountRefusals(res.Refused) {
+			fmt.Fprintf(&b, "- revisions refused for %s: %d\n", c.Cause, c.Count)
+		}
 		b.WriteString("| prompt (test) | Scott's pi | 95% interval | fail precision | fail recall | pass recall | invalid |\n|---|---|---|---|---|---|---|\n")
 		row := func(name string, e *judge.Evaluation) {
 			m := e.Metrics
@@ -320,9 +324,10 @@ func WriteCalibrationMarkdown(w io.Writer, r *CalibrationReport) error {
 				fmt.Fprintf(&b, "| `%s` | %d | %d | %s | %s |\n", bl.Model, bl.Contrary, bl.Rationalised, val(bl.RationalisationRate.Value), ciText(bl.RationalisationRate.CI, 3))
 			}
 		}
-		b.WriteString("\n| version | train pi | val pi | accepted edits | dropped unpaired |\n|---|---|---|---|---|\n")
+		b.WriteString("\n| version | train pi | val pi | val gain (paired) | interval | val fail recall | val pass recall | accepted edits | dropped unpaired |\n|---|---|---|---|---|---|---|---|---|\n")
 		for _, v := range res.Versions {
-			fmt.Fprintf(&b, "| %d | %s | %s | %d | %d |\n", v.Iteration, val(v.TrainPi), val(v.ValPi), len(v.Accepted), v.Dropped)
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %d | %d |\n", v.Iteration, val(v.TrainPi), val(v.ValPi), val(v.ValGain.Value), ci(v.ValGain),
+				val(v.ValFailRecall), val(v.ValPassRecall), len(v.Accepted), v.Dropped)
 		}
 		if res.Selected != 0 {
 			fmt.Fprintf(&b, "\n```diff\n%s```\n", refine.Diff(res.Versions[0].Spec, res.SelectedSpec()))

@@ -69,10 +69,16 @@ type CalibrateResult struct {
 	// ValRecords and ValGroups measure the validation part the selection
 	// rests on.
 	ValRecords int `json:"val_records"`
-	// Conflicts counts the edits left out for another of the same target.
+	// Conflicts counts the edit conflicts (refine.Result.Conflicts).
 	Conflicts int          `json:"conflicts"`
 	ValGroups int          `json:"val_groups"`
 	Calls     llm.RunStats `json:"calls"`
+	// Selection is the rule that picked the selected version and why;
+	// Versions every version with its validation figures;
+	// RevisionsRefused the applier's refused revisions by cause.
+	Selection        refine.Selection      `json:"selection"`
+	Versions         []*refine.Version     `json:"versions"`
+	RevisionsRefused []refine.RefusalCount `json:"revisions_refused"`
 
 	// Result is the (first) calibration; Without the ablated one.
 	Result  *refine.Result `json:"-"`
@@ -97,6 +103,10 @@ func checkCalibrate(cfg *CalibrateConfig) (*judge.Spec, error) {
 		return nil, deploy.FieldErrorf("resample_train", "is for repeated calibrations")
 	case cfg.Repeats > 0 && cfg.Ablate != "":
 		return nil, deploy.FieldErrorf("repeats", "repeats and an ablation: run them apart")
+	case r.Selection.Check() != nil:
+		return nil, deploy.FieldErrorf("select", "%v", r.Selection.Check())
+	case r.MinKept < 0 || r.MinKept > 1:
+		return nil, deploy.FieldErrorf("min_kept_text", "%g: give a share between 0 and 1", r.MinKept)
 	case r.Quorum.Rule == "count" && r.Quorum.K > max(1, len(r.TeacherModels)):
 		return nil, deploy.FieldErrorf("teacher_quorum", "%d: there are only %d teacher models", r.Quorum.K, max(1, len(r.TeacherModels)))
 	}
@@ -194,9 +204,7 @@ func Calibrate(ctx context.Context, env *Env, st CalibrationStore, cfg Calibrate
 		Repeats:  out.Repeats, RepeatSummary: out.RepeatsSummary,
 	}
 	out.Result, out.Judges, out.Teacher, out.LabelBlind = res, []refine.JudgeSummary{res.Summary()}, res.Teacher, res.Blind
-	for _, v := range res.Versions {
-		out.Conflicts += v.Conflicts
-	}
+	out.Conflicts, out.Selection, out.Versions, out.RevisionsRefused = res.Conflicts, res.Selection, res.Versions, refine.CountRefusals(res.Refused)
 	if res.Panel != nil {
 		out.Teachers, out.Panel = res.Panel.Teachers, res.Panel
 	}

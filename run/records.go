@@ -88,7 +88,11 @@ type SplitResult struct {
 
 // MakeSplit makes a split of the stored records (replacing one of the
 // same name only when replace is set) and describes it.
-func MakeSplit(ctx context.Context, st record.Store, spec record.SplitSpec, replace bool) (*SplitResult, error) {
+//
+// A part given a share that would hold fewer than 10 records, or no
+// record of one label, is refused unless allowSmall: no figure measured on
+// it could be trusted.
+func MakeSplit(ctx context.Context, st record.Store, spec record.SplitSpec, replace, allowSmall bool) (*SplitResult, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -104,12 +108,44 @@ func MakeSplit(ctx context.Context, st record.Store, spec record.SplitSpec, repl
 	if err != nil {
 		return nil, fmt.Errorf("split %s: %w", spec.Name, err)
 	}
+	if !allowSmall {
+		if err := tooSmall(spec, members, s.Assign); err != nil {
+			return nil, fmt.Errorf("split %s: %w; give --allow-small to make it anyway", spec.Name, err)
+		}
+	}
 	if err := st.SaveSplit(ctx, s, replace); errors.Is(err, record.ErrExists) {
 		return nil, fmt.Errorf("%w: give --replace to make it anew", err)
 	} else if err != nil {
 		return nil, err
 	}
 	return ShowSplit(ctx, st, spec.Name)
+}
+
+// tooSmall says which part of a split, among those given a share, holds
+// fewer than 10 records or no record of one label.
+func tooSmall(spec record.SplitSpec, members []record.Member, assign map[string]record.Part) error {
+	share := map[record.Part]float64{record.Train: spec.Train, record.Val: spec.Val, record.Test: spec.Test}
+	count := map[record.Part]map[record.Label]int{}
+	for _, m := range members {
+		p := assign[m.ID]
+		if count[p] == nil {
+			count[p] = map[record.Label]int{}
+		}
+		count[p][m.Label]++
+	}
+	for _, p := range record.Parts {
+		if share[p] <= 0 {
+			continue
+		}
+		pass, fail := count[p][record.Pass], count[p][record.Fail]
+		switch {
+		case pass+fail < 10:
+			return fmt.Errorf("part %s would hold %d records (%d pass, %d fail), fewer than 10", p, pass+fail, pass, fail)
+		case pass == 0 || fail == 0:
+			return fmt.Errorf("part %s would hold no record of one label (%d pass, %d fail): no agreement can be measured on it", p, pass, fail)
+		}
+	}
+	return nil
 }
 
 // ShowSplit describes a stored split: records, labels and groups by part.

@@ -193,15 +193,24 @@ func (p *printer) calibration(tag string, r *refine.Result) {
 	}
 	p.f("%s%s: %d iteration(s); stopped: %s\n", tag, r.Judge, r.Iterations, r.StopReason)
 	tw := p.table(true)
-	fmt.Fprintln(tw, "\tversion\thash\ttrain pi\tval pi\tdisagreements\taccepted\tdropped\t")
+	fmt.Fprintf(tw, "\tversion\thash\ttrain pi\tval pi\tval gain [%.0f%%]\tval fail recall\tval pass recall\tdisagreements\taccepted\tdropped\t\n", 100*r.Selection.Level)
 	for i, v := range r.Versions {
 		mark := ""
 		if i == r.Selected {
 			mark = "*"
 		}
-		fmt.Fprintf(tw, "\t%d%s\t%.12s\t%s\t%s\t%d\t%d\t%d\t\n", v.Iteration, mark, v.Hash, v.TrainPi, v.ValPi, v.Disagreements, len(v.Accepted), v.Dropped)
+		fmt.Fprintf(tw, "\t%d%s\t%.12s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t\n", v.Iteration, mark, v.Hash, v.TrainPi, v.ValPi, gainText(v.ValGain),
+			shortValue(v.ValFailRecall), shortValue(v.ValPassRecall), v.Disagreements, len(v.Accepted), v.Dropped)
 	}
 	p.flush(tw)
+	p.f("  selected by %s: %s\n", r.Selection.Rule, r.Selection.Why)
+	if len(r.Refused) > 0 {
+		var causes []string
+		for _, c := range refine.CountRefusals(r.Refused) {
+			causes = append(causes, fmt.Sprintf("%s %d", c.Cause, c.Count))
+		}
+		p.f("  revisions refused: %s (first: iteration %d, %s)\n", strings.Join(causes, ", "), r.Refused[0].Iteration, r.Refused[0].Detail)
+	}
 	line := func(name string, e *judge.Evaluation) {
 		f := e.Figures["scott_pi"]
 		p.f("  test %-28s scott_pi %s %s\n", name, f.Value, ciText(f.CI))
@@ -213,6 +222,24 @@ func (p *printer) calibration(tag string, r *refine.Result) {
 	line("calibrated", r.Calibrated)
 	g := r.Gain["scott_pi"]
 	p.f("  gain (paired)                     %s %s\n", g.Value, g.CI)
+}
+
+// gainText is a paired gain with its interval, short.
+func gainText(f metrics.Figure) string {
+	if !f.Value.Defined() {
+		return "undefined"
+	}
+	if f.CI == nil || !f.CI.Defined() {
+		return fmt.Sprintf("%+.3f", f.Value.V)
+	}
+	return fmt.Sprintf("%+.3f [%+.3f, %+.3f]", f.Value.V, f.CI.Lo, f.CI.Hi)
+}
+
+func shortValue(v metrics.Value) string {
+	if !v.Defined() {
+		return "undefined"
+	}
+	return fmt.Sprintf("%.3f", v.V)
 }
 
 // repeats writes repeated runs and their summary.

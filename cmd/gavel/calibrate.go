@@ -79,18 +79,16 @@ func (a *app) calibrateCmd() *cobra.Command {
 	fl.BoolVar(&f.cfg.ResampleTrain, "resample-train", false, "with --repeats, each run calibrates on its own bootstrap resample of train's groups (the distinct records drawn)")
 	fl.IntVar(&f.cfg.Refine.MaxIter, "max-iter", 5, "iterations at most")
 	fl.IntVar(&f.cfg.Refine.MaxPromptChars, "max-prompt-chars", 0, "length cap of the revised prompt (default twice the original, at least 4000)")
+	sel := &f.cfg.Refine.Selection
+	fl.StringVar(&sel.Rule, "select", refine.SelectLowerBound, "how the final version is picked: lower-bound (a version replaces the original only when its paired validation gain is surely above 0, see --select-level) or point (the best validation pi, the paper's rule)")
+	fl.Float64Var(&sel.Level, "select-level", refine.DefaultSelectLevel, "interval level of --select lower-bound")
+	fl.Float64Var(&sel.MinFailRecall, "min-fail-recall", 0, "no version whose validation fail recall is below this share can be selected (a deployment target)")
+	fl.Float64Var(&sel.MinPassRecall, "min-pass-recall", 0, "no version whose validation pass recall is below this share can be selected")
+	fl.Float64Var(&f.cfg.Refine.MinKept, "min-kept-text", refine.DefaultMinKept, "share of the prompt's sentences no edit touches that a revision must keep word for word, or it is refused")
 	fl.StringVar(&f.cfg.Ablate, "ablate-input", "", "also calibrate without this input (e.g. reference) and report both side by side")
 	fl.StringVar(&f.reportFile, "report", "", "write an HTML report to this file (and Markdown beside it)")
 	bootVar(fl, &f.cfg.Refine.Boot.Resamples, &f.cfg.Refine.Boot.Seed, 10_000)
 	return cmd
-}
-
-// teachers are the teacher models --teacher-model names (empty: --model).
-func (f *calibrateFlags) teachers() []string {
-	if strings.TrimSpace(f.teacherModel) == "" {
-		return nil
-	}
-	return teacher.ParseModels(f.teacherModel)
 }
 
 func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
@@ -103,7 +101,7 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	if cfg.Refine.Quorum, err = teacher.ParseQuorum(f.quorum); err != nil {
 		return usagef("--teacher-quorum: %v", err)
 	}
-	cfg.Refine.Judge, cfg.Refine.Model, cfg.Refine.TeacherModels, cfg.Refine.Concurrency = s, f.model, f.teachers(), f.opts.Concurrency
+	cfg.Refine.Judge, cfg.Refine.Model, cfg.Refine.TeacherModels, cfg.Refine.Concurrency = s, f.model, teacher.ParseModels(f.teacherModel), f.opts.Concurrency
 	cfg.Split, cfg.Simulated, cfg.GavelVersion, cfg.MaxInputChars = f.split, isSim(f.model), buildVersion().Version, f.maxInput
 	if err := run.CheckCalibrate(cfg); err != nil {
 		return err
@@ -116,7 +114,7 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	cfg.Data, err = run.Parts(ctx, db, "split", f.split, f.excludeStatus, f.limit)
 	if err == nil {
 		d := cfg.Data
-		err = f.checkRecords(append(append(append([]*record.Record(nil), d.Train...), d.Val...), d.Test...), append(f.teachers(), f.cfg.Refine.EditorModel)...)
+		err = f.checkRecords(append(append(append([]*record.Record(nil), d.Train...), d.Val...), d.Test...), append(teacher.ParseModels(f.teacherModel), f.cfg.Refine.EditorModel)...)
 	}
 	if err != nil {
 		return err

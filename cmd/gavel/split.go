@@ -10,29 +10,22 @@ import (
 
 func (a *app) splitCmd() *cobra.Command {
 	var spec record.SplitSpec
-
-	var replace bool
+	var replace, allowSmall bool
 	cmd := &cobra.Command{
 		Use:   "split NAME",
 		Short: "Make a named train/val/test split: seeded, stratified by label, groups kept whole",
 		Args:  args(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, argv []string) error {
+		RunE: a.withStore(func(cmd *cobra.Command, argv []string, db store.Store) error {
 			spec.Name = argv[0]
 			if err := spec.Validate(); err != nil {
 				return usageError{err}
 			}
-			ctx := cmd.Context()
-			db, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			res, err := run.MakeSplit(ctx, db, spec, replace)
+			res, err := run.MakeSplit(cmd.Context(), db, spec, replace, allowSmall)
 			if err != nil {
 				return err
 			}
 			return a.output(res)
-		},
+		}),
 	}
 	fl := cmd.Flags()
 	fl.Float64Var(&spec.Train, "train", 0.4, "fraction of records for train")
@@ -42,34 +35,24 @@ func (a *app) splitCmd() *cobra.Command {
 	fl.BoolVar(&spec.ByTime, "by-time", false, "oldest records to train, newest to test (needs outcome.at)")
 	statusesVar(fl, &spec.ExcludeStatus, "exclude-status", "leave records with these statuses out of the split (e.g. draft)")
 	fl.BoolVar(&replace, "replace", false, "replace an existing split of the same name")
-
+	fl.BoolVar(&allowSmall, "allow-small", false, "make the split even when a part would hold fewer than 10 records or no record of one label")
 	cmd.AddCommand(a.splitShowCmd(), a.splitListCmd())
 	return cmd
 }
 
-func (a *app) showSplit(cmd *cobra.Command, name string) error {
-	db, err := a.openStore(cmd.Context())
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	res, err := run.ShowSplit(cmd.Context(), db, name)
-	if err != nil {
-		return err
-	}
-	return a.output(res)
-}
-
 func (a *app) splitShowCmd() *cobra.Command {
-	show := &cobra.Command{
+	return &cobra.Command{
 		Use:   "show NAME",
 		Short: "Print a split: its parameters and records, labels and groups per part",
 		Args:  args(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.showSplit(cmd, argv[0])
-		},
+		RunE: a.withStore(func(cmd *cobra.Command, argv []string, db store.Store) error {
+			res, err := run.ShowSplit(cmd.Context(), db, argv[0])
+			if err != nil {
+				return err
+			}
+			return a.output(res)
+		}),
 	}
-	return show
 }
 
 func (a *app) splitListCmd() *cobra.Command {

@@ -115,7 +115,7 @@ func apply(p Prompt, req *llm.Request) map[string]any {
 			system, checks = saved, savedChecks
 		}
 	}
-	out := map[string]any{"system": system}
+	out := map[string]any{"system": system, "conflicts": []string{}}
 	if rubric {
 		out["checks"] = checks
 	}
