@@ -64,9 +64,9 @@ type Config struct {
 	// touches that a revision must keep (default DefaultMinKept).
 	MinKept float64
 	// Selection picks the final version (default: lower-bound at 0.8).
-	Selection Selection
-	Concurrency    int
-	Boot           metrics.BootstrapOptions
+	Selection   Selection
+	Concurrency int
+	Boot        metrics.BootstrapOptions
 	// Progress, when set, reports each stage.
 	Progress func(stage string, done, total int)
 }

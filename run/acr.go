@@ -20,6 +20,9 @@ type ACRConfig struct {
 	// the URLs their servers ("" for the provider's default).
 	Generator, JudgeModel, CriticModel string
 	GeneratorURL, JudgeURL, CriticURL  string
+	// NoCritic is for the judge check, which writes no critique: no
+	// critic model is needed.
+	NoCritic bool
 	System                             string
 	N                                  int
 	Temperature                        float64
@@ -78,6 +81,9 @@ func PrepareACR(cfg ACRConfig, router *llm.Router, ins []*acr.Instruction) (*ACR
 	}
 	roles := []struct{ field, model, url string }{
 		{"generator", cfg.Generator, cfg.GeneratorURL}, {"judge_model", cfg.JudgeModel, cfg.JudgeURL}, {"critic_model", cfg.CriticModel, cfg.CriticURL}}
+	if cfg.NoCritic {
+		roles = roles[:2]
+	}
 	for _, r := range roles {
 		if strings.TrimSpace(r.model) == "" {
 			return nil, deploy.FieldErrorf(r.field, "a model is required: PROVIDER:NAME such as openai:gpt-4o, or sim for the simulated world")

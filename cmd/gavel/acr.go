@@ -174,6 +174,7 @@ func (a *app) acrRound(cmd *cobra.Command, o *acrRoundFlags) error {
 		o.lineage = strings.TrimSuffix(o.out, ".jsonl") + ".lineage.jsonl"
 	}
 	update, done := a.stageProgress("acr")
+	o.f.cfg.NoCritic = true
 	s, err := a.acrSetup(cmd.Context(), &o.f, update)
 	if err != nil {
 		return err
@@ -296,6 +297,7 @@ func (a *app) acrCheckCmd() *cobra.Command {
 
 func (a *app) acrCheck(cmd *cobra.Command, o *acrCheckFlags) error {
 	update, done := a.stageProgress("acr")
+	o.f.cfg.NoCritic = true
 	s, err := a.acrSetup(cmd.Context(), &o.f, update)
 	if err != nil {
 		return err

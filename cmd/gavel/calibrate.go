@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"io"
 	"strings"
 
@@ -24,15 +25,14 @@ func (a *app) teachCmd() *cobra.Command {
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			// Only the teacher is asked: --teacher-model alone will do.
+			f.model, teacherModel = cmp.Or(f.model, teacherModel), cmp.Or(teacherModel, f.model)
 			js, err := a.setupJudge(ctx, &f)
 			if err != nil {
 				return err
 			}
 			defer js.db.Close()
 			s, db, rs, svc := js.spec, js.db, js.rs, js.svc
-			if teacherModel == "" {
-				teacherModel = f.model
-			}
 			if err := f.checkRecords(rs, teacherModel); err != nil {
 				return err
 			}
@@ -167,15 +167,13 @@ func (a *app) noiseCmd() *cobra.Command {
 			if flip <= 0 || flip >= 1 {
 				return usagef("--flip must be between 0 and 1")
 			}
+			f.model, teacherModel = cmp.Or(f.model, teacherModel), cmp.Or(teacherModel, f.model)
 			js, err := a.setupJudge(ctx, &f)
 			if err != nil {
 				return err
 			}
 			defer js.db.Close()
 			s, rs, svc := js.spec, js.rs, js.svc
-			if teacherModel == "" {
-				teacherModel = f.model
-			}
 			if err := f.checkRecords(rs, teacherModel); err != nil {
 				return err
 			}

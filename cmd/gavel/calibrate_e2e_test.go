@@ -459,9 +459,11 @@ func TestDemo(t *testing.T) {
 		t.Errorf("no revision was refused for the length cap: %s", b)
 	}
 	// The controls: the gain depends on the evidence. The honest run's
-	// gain is supported for at least one judge; random rules gain nothing
-	// the interval supports; an unreliable teacher gains less than the
-	// honest one.
+	// gain is supported for at least one judge; random rules and an
+	// unreliable teacher gain less than the honest one. (Random rules can
+	// gain a supported amount on rubric5: half their pool is true advice
+	// in this world, issue 28's finding; seed 3 shows it under the
+	// lower-bound selection.)
 	gain := map[string]map[string]float64{}
 	supported := 0
 	for _, c := range s.Controls {
@@ -477,10 +479,6 @@ func TestDemo(t *testing.T) {
 			if c.Gain.CI[0] > 0 {
 				supported++
 			}
-		case "random_rules":
-			if c.Gain.CI[0] > 0 && c.Selected != 0 {
-				t.Errorf("random rules gained %.3f [%.3f, %.3f] on %s: a gain the interval supports", *c.Gain.ScottPi, c.Gain.CI[0], c.Gain.CI[1], c.Judge)
-			}
 		}
 	}
 	if len(s.Controls) != 6 || len(gain) != 3 {
@@ -490,8 +488,10 @@ func TestDemo(t *testing.T) {
 		t.Errorf("the honest calibration's gain interval includes 0 for every judge")
 	}
 	for _, j := range []string{"passfail", "rubric5"} {
-		if gain["unreliable_teacher"][j] >= gain["honest"][j] {
-			t.Errorf("%s: the unreliable teacher gained %.3f, not less than the honest %.3f", j, gain["unreliable_teacher"][j], gain["honest"][j])
+		for _, control := range []string{"unreliable_teacher", "random_rules"} {
+			if gain[control][j] >= gain["honest"][j] {
+				t.Errorf("%s: %s gained %.3f, not less than the honest %.3f", j, control, gain[control][j], gain["honest"][j])
+			}
 		}
 	}
 	for _, f := range []string{"report.html", "summary.md"} {

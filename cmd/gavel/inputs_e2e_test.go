@@ -28,7 +28,7 @@ func inputStore(t *testing.T) string {
 	in := filepath.Join(dir, "records.jsonl")
 	os.WriteFile(in, []byte(b.String()), 0o644)
 	mustGavel(t, db, "ingest", in)
-	mustGavel(t, db, "split", "all", "--train", "0", "--val", "0", "--test", "1")
+	mustGavel(t, db, "split", "all", "--train", "0", "--val", "0", "--test", "1", "--allow-small")
 	return db
 }
 
@@ -133,5 +133,46 @@ func TestAnUnreadableModelStops(t *testing.T) {
 		if strings.Contains(r.stderr, "information gap") {
 			t.Fatalf("%s: an unreadable model reported as an information gap:\n%s", args[0], r.stderr)
 		}
+	}
+}
+
+// A split of 22 records (the issue's) would leave test with fewer than
+// 10: split refuses it, naming the part and --allow-small, and stores
+// nothing; with --allow-small it is made and warns of the small parts.
+func TestSplitRefusesSmallParts(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "gavel.db")
+	var b strings.Builder
+	for i := range 22 {
+		status := "passed"
+		if i%2 == 0 {
+			status = "failed"
+		}
+		fmt.Fprintf(&b, `{"id":"r%02d","task":"t","candidate":"c","outcome":{"status":%q}}`+"\n", i, status)
+	}
+	in := filepath.Join(dir, "records.jsonl")
+	os.WriteFile(in, []byte(b.String()), 0o644)
+	mustGavel(t, db, "ingest", in)
+	r := gavel(t, db, "split", "main")
+	if r.code != 1 || !strings.Contains(r.stderr, "fewer than 10") || !strings.Contains(r.stderr, "--allow-small") {
+		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
+	}
+	if out := mustGavel(t, db, "split", "list"); strings.Contains(out, "main") {
+		t.Fatalf("a refused split was stored: %s", out)
+	}
+	// One label only in a part of 10 or more is refused too.
+	b.Reset()
+	for i := range 30 {
+		fmt.Fprintf(&b, `{"id":"p%02d","task":"t","candidate":"c","outcome":{"status":"passed"}}`+"\n", i)
+	}
+	os.WriteFile(in, []byte(b.String()), 0o644)
+	db2 := filepath.Join(dir, "passes.db")
+	mustGavel(t, db2, "ingest", in)
+	if r := gavel(t, db2, "split", "main", "--train", "0", "--val", "0", "--test", "1"); r.code != 1 || !strings.Contains(r.stderr, "no record of one label") {
+		t.Fatalf("one label: exit %d, stderr %s", r.code, r.stderr)
+	}
+	r = gavel(t, db, "split", "main", "--allow-small")
+	if r.code != 0 || !strings.Contains(r.stderr, "figures on it will have wide intervals") {
+		t.Fatalf("--allow-small: exit %d, stderr %s", r.code, r.stderr)
 	}
 }

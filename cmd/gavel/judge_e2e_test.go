@@ -205,7 +205,7 @@ func TestEvalAgainstOpenAICompatibleServer(t *testing.T) {
 	in := filepath.Join(dir, "records.jsonl")
 	os.WriteFile(in, []byte(b.String()), 0o644)
 	mustGavel(t, db, "ingest", in)
-	mustGavel(t, db, "split", "all", "--train", "0", "--val", "0", "--test", "1")
+	mustGavel(t, db, "split", "all", "--train", "0", "--val", "0", "--test", "1", "--allow-small")
 	var e evalJSON
 	decodeJSON(t, mustGavel(t, db, "eval", "--judge", "passfail", "--split", "all:test", "--model", "openai:judge-model",
 		"--base-url", srv.URL+"/v1", "--json", "--resamples", "200"), &e)

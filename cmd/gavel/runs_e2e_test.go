@@ -214,7 +214,7 @@ func TestNoAPIKeyInTheStore(t *testing.T) {
 	}
 	os.WriteFile(in, []byte(b.String()), 0o644)
 	mustGavel(t, db, "ingest", in)
-	mustGavel(t, db, "split", "all", "--train", "0", "--val", "0", "--test", "1")
+	mustGavel(t, db, "split", "all", "--train", "0", "--val", "0", "--test", "1", "--allow-small")
 	const key = "sk-gavel-test-SECRET-0123456789"
 	cmd := exec.Command(gavelBin, "--db", db, "eval", "--judge", "passfail", "--split", "all:test", "--model", "openai:m",
 		"--base-url", srv.URL+"/v1", "--resamples", "50")

@@ -59,7 +59,7 @@ func TestViewerInABrowser(t *testing.T) {
 	odd := filepath.Join(dir, "odd.jsonl")
 	os.WriteFile(odd, []byte(`{"id":"acme/web#36@s36?x=1","task":"Fix the build","candidate":"--- a/x.go\n+++ b/x.go\n@@ -1 +1 @@\n-a\n+b\n","outcome":{"status":"passed"}}`+"\n"), 0o644)
 	mustGavel(t, db, "ingest", odd)
-	mustGavel(t, db, "split", "all", "--train", "0", "--val", "0", "--test", "1")
+	mustGavel(t, db, "split", "all", "--train", "0", "--val", "0", "--test", "1", "--allow-small")
 	mustGavel(t, db, "calibrate", "--judge", "passfail", "--split", "main", "--model", "sim", "--max-iter", "1", "--resamples", "100")
 	mustGavel(t, db, "eval", "--judge", "passfail", "--split", "all:test", "--model", "sim", "--sim-on-real", "--resamples", "100")
 	cal, ev := lastRun(t, db, "calibrate"), lastRun(t, db, "eval")
