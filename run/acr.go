@@ -22,17 +22,17 @@ type ACRConfig struct {
 	GeneratorURL, JudgeURL, CriticURL  string
 	// NoCritic is for the judge check, which writes no critique: no
 	// critic model is needed.
-	NoCritic bool
-	System                             string
-	N                                  int
-	Temperature                        float64
-	MaxTokens                          int
-	Pointwise, Pairwise                string
-	Weights                            string
-	ExecWeight                         float64
-	Ties                               string
-	Concurrency, Jobs                  int
-	ProgramTimeout                     time.Duration
+	NoCritic            bool
+	System              string
+	N                   int
+	Temperature         float64
+	MaxTokens           int
+	Pointwise, Pairwise string
+	Weights             string
+	ExecWeight          float64
+	Ties                string
+	Concurrency, Jobs   int
+	ProgramTimeout      time.Duration
 	// Executions, when set, keeps every program's result (the execution
 	// cache); DryRun builds no model client.
 	Executions acr.ExecCache
