@@ -174,7 +174,6 @@ func (a *app) acrRound(cmd *cobra.Command, o *acrRoundFlags) error {
 		o.lineage = strings.TrimSuffix(o.out, ".jsonl") + ".lineage.jsonl"
 	}
 	update, done := a.stageProgress("acr")
-	o.f.cfg.NoCritic = true
 	s, err := a.acrSetup(cmd.Context(), &o.f, update)
 	if err != nil {
 		return err
