@@ -176,3 +176,74 @@ func TestSplitRefusesSmallParts(t *testing.T) {
 		t.Fatalf("--allow-small: exit %d, stderr %s", r.code, r.stderr)
 	}
 }
+
+// An editor behind a real provider's protocol that answers the applier
+// with a one-line prompt: calibrate refuses that revision twice, keeps the
+// previous prompt, selects no version made that way, and says so in its
+// JSON (revisions_refused by cause, the selection and why) and its text.
+func TestOneLinePromptIsRefused(t *testing.T) {
+	db := simStore(t, t.TempDir(), 200)
+	srv := llmtest.NewOpenAI()
+	defer srv.Close()
+	srv.Answer = func(c *llmtest.Call) string {
+		if c.SchemaName == "edit_proposals" {
+			return `{"analysis":"a","proposals":[{"kind":"fail_reason","text":"Fail a change that drops an error check.","target":""},` +
+				`{"kind":"pass_reason","text":"Extra logging is not a reason to fail.","target":""}]}`
+		}
+		return `{"system": "x"}`
+	}
+	calibrate := func(extra ...string) result {
+		cmd := exec.Command(gavelBin, append([]string{"--db", db, "calibrate", "--judge", "passfail", "--split", "main", "--model", "sim",
+			"--editor-model", "openai:editor", "--max-iter", "2", "--resamples", "200"}, extra...)...)
+		cmd.Env = append(os.Environ(), "GAVEL_DB=", "OPENAI_API_KEY=k", "OPENAI_BASE_URL="+srv.URL+"/v1")
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return result{out.String(), errb.String(), code}
+	}
+	r := calibrate("--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var out struct {
+		Selection        struct{ Rule, Why string }
+		RevisionsRefused []struct {
+			Cause string
+			Count int
+		} `json:"revisions_refused"`
+		Versions []struct {
+			Iteration int
+			ValGain   struct {
+				Value *float64
+				CI    *struct{ Lo, Hi, Level float64 }
+			} `json:"val_gain"`
+		}
+		Judges []struct {
+			StopReason      string `json:"stop_reason"`
+			SelectedVersion string `json:"selected_version"`
+		}
+	}
+	decodeJSON(t, r.stdout, &out)
+	if len(out.RevisionsRefused) != 1 || out.RevisionsRefused[0].Cause != "answer_format" || out.RevisionsRefused[0].Count != 2 {
+		t.Fatalf("revisions_refused %+v", out.RevisionsRefused)
+	}
+	if len(out.Versions) != 1 || !strings.Contains(out.Judges[0].StopReason, "previous prompt was kept") || out.Selection.Rule != "lower-bound" {
+		t.Fatalf("versions %d, stop %q, selection %+v", len(out.Versions), out.Judges[0].StopReason, out.Selection)
+	}
+	if v := out.Versions[0].ValGain; v.Value == nil || *v.Value != 0 || v.CI == nil || v.CI.Level != 0.8 {
+		t.Fatalf("the original's val_gain is 0 against itself at the selection's level: %+v", v)
+	}
+	if n := len(srv.Calls()); n == 0 {
+		t.Fatal("the editor's server was never asked")
+	}
+	text := calibrate()
+	if !strings.Contains(text.stdout, "revisions refused: answer_format 2") || !strings.Contains(text.stdout, "selected by lower-bound") {
+		t.Fatalf("text output:\n%s", text.stdout)
+	}
+}
