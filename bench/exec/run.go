@@ -29,6 +29,10 @@ type Limits struct {
 	// Output is how much of stdout and of stderr is kept (default 64 KiB);
 	// a program that writes more than 16 times that is stopped.
 	Output int `json:"output"`
+	// Disk is what the program may write in its working folder, a tmpfs
+	// of that size (default 256 MiB); gavel's own files in the folder do
+	// not count.
+	Disk int64 `json:"disk"`
 }
 
 func (l Limits) norm() Limits {
@@ -52,6 +56,9 @@ func (l Limits) norm() Limits {
 	}
 	if l.Output <= 0 {
 		l.Output = 64 << 10
+	}
+	if l.Disk <= 0 {
+		l.Disk = 256 << 20
 	}
 	return l
 }
@@ -121,19 +128,13 @@ const sandboxUID, sandboxGID = 65534, 65534
 // user can reach (a root home folder is closed to it); otherwise under the
 // user's cache folder. The returned function removes it.
 func NewWorkdir() (string, func(), error) {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
-	}
-	base = filepath.Join(base, "gavel", "sandbox")
-	if os.Geteuid() == 0 {
-		base = "/var/lib/gavel/sandbox"
-	}
+	base := workBase()
 	if err := os.MkdirAll(base, 0o711); err != nil {
 		return "", nil, err
 	}
 	os.Chmod(base, 0o711)
-	dir, err := os.MkdirTemp(base, "run-")
+	removeStale.Do(func() { removeStaleRuns(base) })
+	dir, err := os.MkdirTemp(base, fmt.Sprintf("run-%d-", os.Getpid()))
 	if err != nil {
 		return "", nil, err
 	}
@@ -144,6 +145,63 @@ func NewWorkdir() (string, func(), error) {
 		}
 	}
 	return dir, func() { os.RemoveAll(dir) }, nil
+}
+
+// workBase is the folder of the working folders.
+func workBase() string {
+	if os.Geteuid() == 0 {
+		return "/var/lib/gavel/sandbox"
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "gavel", "sandbox")
+}
+
+var removeStale sync.Once
+
+// alive says whether a process of this PID is running (a PID reused by
+// another process counts as alive: nothing of it is removed).
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// removeStaleRuns removes the working folders and the pids cgroups that a
+// gavel killed before it could clean up left behind: those named for a
+// process that is gone.
+func removeStaleRuns(base string) {
+	stale := func(name, prefix string) bool {
+		rest, ok := strings.CutPrefix(name, prefix)
+		if !ok {
+			return false
+		}
+		parts := strings.SplitN(rest, "-", 2)
+		if len(parts) != 2 {
+			return false // not named for a process
+		}
+		pid, err := strconv.Atoi(parts[0])
+		return err == nil && pid > 0 && pid != os.Getpid() && !alive(pid)
+	}
+	if es, err := os.ReadDir(base); err == nil {
+		for _, e := range es {
+			if e.IsDir() && stale(e.Name(), "run-") {
+				os.RemoveAll(filepath.Join(base, e.Name()))
+			}
+		}
+	}
+	for _, parent := range []string{"/sys/fs/cgroup/pids", "/sys/fs/cgroup"} {
+		es, err := os.ReadDir(parent)
+		if err != nil {
+			continue
+		}
+		for _, e := range es {
+			if e.IsDir() && stale(e.Name(), "gavel-") {
+				(&cgroup{dir: filepath.Join(parent, e.Name()), procs: filepath.Join(parent, e.Name(), "cgroup.procs")}).remove()
+			}
+		}
+	}
 }
 
 // Chown gives a file in a working folder to the sandbox user (when root),
@@ -184,11 +242,62 @@ func (c *capture) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// The ways a run can be isolated, best first.
+type nsMode int
+
+const (
+	// nsRoot: gavel is root; new network, mount, PID and IPC namespaces,
+	// the program as nobody.
+	nsRoot nsMode = iota
+	// nsUser: an ordinary user; the same namespaces under a new user
+	// namespace in which gavel's user is root (no privilege on the host).
+	nsUser
+	// nsNone: the kernel refused new namespaces: no isolation but the
+	// limits, and only with AllowUnisolated.
+	nsNone
+)
+
 var (
 	nsMu      sync.Mutex
-	nsAllowed = true // cleared when the kernel refuses new namespaces
+	nsRefused = map[nsMode]error{} // the modes the kernel refused, and how
 	cgCounter atomic.Int64
+	// unisolated allows runs without namespaces (AllowUnisolated).
+	unisolated atomic.Bool
 )
+
+// AllowUnisolated lets runs go on where the kernel refuses the namespaces
+// that isolate them (their Isolation then says what does not hold).
+// Without it such a run is an error (ErrUnisolated).
+func AllowUnisolated(v bool) { unisolated.Store(v) }
+
+// ErrUnisolated is wrapped by the error of a run that could not be
+// isolated.
+var ErrUnisolated = errors.New("the sandbox cannot isolate programs here")
+
+func (m nsMode) cloneFlags() uintptr {
+	const base = syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC
+	switch m {
+	case nsRoot:
+		return base
+	case nsUser:
+		return base | syscall.CLONE_NEWUSER
+	}
+	return 0
+}
+
+// mode is the best isolation not yet refused.
+func mode() (nsMode, error) {
+	nsMu.Lock()
+	defer nsMu.Unlock()
+	m := nsUser
+	if os.Geteuid() == 0 {
+		m = nsRoot
+	}
+	if err := nsRefused[m]; err != nil {
+		return nsNone, err
+	}
+	return m, nil
+}
 
 // Exec runs a program in the sandbox and waits for it (and every process it
 // started) to end. The error is for failures of the sandbox itself; a
@@ -206,31 +315,46 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 	if envValue(env, "HOME") == "" {
 		env = append(env, "HOME="+c.Dir)
 	}
-	root := os.Geteuid() == 0
-	cfg := launch.Config{Path: lookPath(c.Argv[0], env), Argv: c.Argv, Env: env, Dir: c.Dir, Limits: lim.rlimits(), UID: -1, GID: -1, Mounts: root}
-	iso := Isolation{Network: "none", Filesystem: "working folder only by convention", User: "same as gavel", Processes: "RLIMIT_NPROC"}
-	if root {
-		cfg.UID, cfg.GID = sandboxUID, sandboxGID
-	}
 	cg := newCgroup(lim.Processes)
 	if cg != nil {
-		cfg.CgroupP = cg.procs
 		defer cg.remove()
 	}
-	raw := cfg.Encode()
-
-	nsMu.Lock()
-	useNS := nsAllowed && root
-	nsMu.Unlock()
-	start := func(ns bool) (*osexec.Cmd, *os.File, *capture, *capture, error) {
+	config := func(m nsMode) string {
+		cfg := launch.Config{Path: lookPath(c.Argv[0], env), Argv: c.Argv, Env: env, Dir: c.Dir, Limits: lim.rlimits(), UID: -1, GID: -1,
+			Mounts: m != nsNone, Init: m != nsNone, Self: self, Nest: m == nsUser}
+		if cfg.Init && filepath.Dir(c.Dir) == workBase() {
+			cfg.Hide, cfg.Disk = workBase(), lim.Disk
+		}
+		if m == nsRoot {
+			cfg.UID, cfg.GID = sandboxUID, sandboxGID
+		}
+		if cg != nil {
+			cfg.CgroupP = cg.procs
+		}
+		return cfg.Encode()
+	}
+	useNS, refused := mode()
+	if useNS == nsNone && !unisolated.Load() {
+		return nil, fmt.Errorf("%w: the kernel refused new namespaces (%v), so a program could reach the network, other processes and gavel's own; give --allow-unisolated to run anyway with its isolation reported as it is", ErrUnisolated, refused)
+	}
+	var death *os.File            // the write end of the run's death pipe
+	var statusR, statusW *os.File // the first stage's status pipe
+	defer func() {
+		if death != nil {
+			death.Close()
+		}
+	}()
+	start := func(m nsMode) (*osexec.Cmd, *os.File, *capture, *capture, error) {
 		cmd := osexec.Command(self)
 		// The launcher needs one thread and no collector: fewer threads
 		// to start, and fewer to signal when it changes its user.
-		cmd.Env = []string{launch.Env + "=" + raw, "GOMAXPROCS=1", "GOGC=off"}
+		cmd.Env = []string{launch.Env + "=" + config(m), "GOMAXPROCS=1", "GOGC=off"}
 		cmd.Dir = c.Dir
-		attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		if ns {
-			attr.Cloneflags = syscall.CLONE_NEWNET | syscall.CLONE_NEWNS
+		attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: m.cloneFlags()}
+		if m == nsUser {
+			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
+			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
+			attr.GidMappingsEnableSetgroups = false
 		}
 		cmd.SysProcAttr = attr
 		// When the program exits but a descendant still holds its output
@@ -245,8 +369,37 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 			return nil, nil, nil, nil, err
 		}
 		cmd.ExtraFiles = []*os.File{pw}
+		var deathR *os.File
+		if m != nsNone {
+			// The first stage's death pipe (it reads end of file when this
+			// process is gone) and its status pipe.
+			var deathW *os.File
+			if deathR, deathW, err = os.Pipe(); err != nil {
+				pr.Close()
+				pw.Close()
+				return nil, nil, nil, nil, err
+			}
+			if death != nil {
+				death.Close()
+			}
+			if statusR != nil {
+				statusR.Close()
+			}
+			death = deathW
+			if statusR, statusW, err = os.Pipe(); err != nil {
+				pr.Close()
+				pw.Close()
+				deathR.Close()
+				return nil, nil, nil, nil, err
+			}
+			cmd.ExtraFiles = append(cmd.ExtraFiles, deathR, statusW)
+		}
 		err = cmd.Start()
 		pw.Close()
+		if deathR != nil {
+			deathR.Close()
+			statusW.Close()
+		}
 		if err != nil {
 			pr.Close()
 			return nil, nil, nil, nil, err
@@ -260,12 +413,15 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 	var rep launch.Report
 	for attempt := 0; ; attempt++ {
 		cmd, report, stdout, stderr, err = start(useNS)
-		if err != nil && useNS && errors.Is(err, syscall.EPERM) {
+		if err != nil && useNS != nsNone && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EACCES)) {
 			nsMu.Lock()
-			nsAllowed = false
+			nsRefused[useNS] = err
 			nsMu.Unlock()
-			useNS = false
-			cmd, report, stdout, stderr, err = start(false)
+			if !unisolated.Load() {
+				return nil, fmt.Errorf("%w: the kernel refused new namespaces (%v); give --allow-unisolated to run anyway with its isolation reported as it is", ErrUnisolated, err)
+			}
+			useNS = nsNone
+			cmd, report, stdout, stderr, err = start(nsNone)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: start: %w", err)
@@ -331,7 +487,17 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 	}
 	if ps := cmd.ProcessState; ps != nil {
 		r.CPU = ps.UserTime() + ps.SystemTime()
-		if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+		ws, ok := ps.Sys().(syscall.WaitStatus)
+		if statusR != nil {
+			// The first stage's own exit says nothing of the program's:
+			// it wrote the program's wait status, unless it was killed.
+			b, _ := io.ReadAll(statusR)
+			statusR.Close()
+			if st, got := launch.DecodeStatus(b); got {
+				ws, ok = st, true
+			}
+		}
+		if ok {
 			if ws.Signaled() {
 				r.Signal = ws.Signal().String()
 				r.ExitCode = -1
@@ -342,20 +508,45 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 	} else if waitErr != nil {
 		return nil, fmt.Errorf("sandbox: wait: %w", waitErr)
 	}
-	if useNS {
+	r.Isolation = isolation(useNS, rep, lim)
+	return r, nil
+}
+
+// isolation says what held in a run, in every mode: each part names what
+// was in force, and "not isolated" where nothing was.
+func isolation(m nsMode, rep launch.Report, lim Limits) Isolation {
+	iso := Isolation{Network: "host (not isolated)", Filesystem: "host, as gavel's user (not isolated)",
+		User: "same as gavel (not isolated)", Processes: "host PID namespace (not isolated)"}
+	if m != nsNone {
 		iso.Network = "new network namespace (no interfaces)"
 	}
-	if rep.Mounts {
+	switch {
+	case rep.Mounts && m == nsUser:
+		iso.Filesystem = "private /tmp, /var/tmp, /dev/shm, /run/lock; the rest as gavel's user can reach it (not isolated)"
+	case rep.Mounts:
 		iso.Filesystem = "private /tmp, /var/tmp, /dev/shm, /run/lock; the rest writable only by its owners"
 	}
-	if rep.User != "" {
+	if rep.DiskCap {
+		iso.Filesystem = fmt.Sprintf("its own folder only, on a tmpfs of %d MiB (other runs' folders hidden); ", lim.Disk>>20) + iso.Filesystem
+	}
+	switch {
+	case m == nsUser:
+		iso.User = "gavel's user, as root of a user namespace of its own (no privilege on the host)"
+	case rep.User != "" && rep.User != "same as gavel":
 		iso.User = rep.User
 	}
-	if rep.Cgroup {
-		iso.Processes = fmt.Sprintf("pids cgroup (pids.max %d)", lim.Processes)
+	if rep.PIDNS {
+		iso.Processes = "PID namespace of its own"
+		if rep.OwnProc {
+			iso.Processes += " with its own /proc"
+		}
 	}
-	r.Isolation = iso
-	return r, nil
+	if rep.Cgroup {
+		iso.Processes += fmt.Sprintf("; pids cgroup (pids.max %d)", lim.Processes)
+	} else {
+		iso.Processes += fmt.Sprintf("; RLIMIT_NPROC %d", lim.Processes)
+	}
+	return iso
 }
 
 // cgroup is a pids cgroup for one run.

@@ -15,14 +15,14 @@ import (
 func (a *app) execCmd() *cobra.Command {
 	var lang string
 	var lim bexec.Limits
-	var memMiB int64
+	var memMiB, diskMiB int64
 	cmd := &cobra.Command{
 		Use:   "exec --lang go|python PATH",
 		Short: "Run one program or Go test package in the sandbox and print its status as JSON",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			path := argv[0]
-			lim.AddressSpace = memMiB << 20
+			lim.AddressSpace, lim.Disk = memMiB<<20, diskMiB<<20
 			res, err := problems.RunPath(cmd.Context(), lang, path, lim)
 			if errors.Is(err, problems.ErrLanguage) {
 				return usagef("--lang: want go or python")
@@ -47,5 +47,6 @@ func (a *app) execCmd() *cobra.Command {
 	fl.DurationVar(&lim.Wall, "timeout", 20*time.Second, "wall-clock limit")
 	fl.DurationVar(&lim.CPU, "cpu", 0, "CPU-time limit (default the wall-clock limit)")
 	fl.Int64Var(&memMiB, "memory", 2048, "address-space limit in MiB")
+	fl.Int64Var(&diskMiB, "max-disk", 256, "what the program may write in its working folder, in MiB (a tmpfs of that size)")
 	return cmd
 }

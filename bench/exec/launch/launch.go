@@ -52,26 +52,59 @@ type Config struct {
 	GID     int
 	Mounts  bool   // private mounts and fresh tmpfs on the shared folders
 	CgroupP string // a cgroup.procs file to join, or ""
+	// Init makes this launcher the first stage, the init of the run's PID
+	// namespace (runInit), which starts Self again as the second stage.
+	Init bool
+	Self string
+	// Nest starts the second stage in a user and mount namespace of its
+	// own, in which the first stage's mounts are locked: a program that is
+	// root of its user namespace cannot unmount its /proc to see the
+	// host's.
+	Nest bool
+	// Hide is the folder that holds every run's working folder: the first
+	// stage covers it with an empty tmpfs in which only Dir is put back,
+	// so a run cannot reach another's folder by its path.
+	Hide string
+	// Disk caps what the run may write in its folder (with Hide), bytes.
+	Disk int64
+	// DiskCap: the first stage put the folder on a tmpfs of Disk bytes.
+	DiskCap bool
+	// What the first stage did, for the second stage's report.
+	InCgroup, PIDNS, DidMounts, OwnProc bool
 }
 
 // Report is what the launcher tells its parent.
 type Report struct {
 	Mounts bool
 	Cgroup bool
-	User   string
-	Error  string
+	// PIDNS: the run had a PID namespace of its own, with its own /proc
+	// (OwnProc) when the mounts were made.
+	PIDNS, OwnProc bool
+	// DiskCap: the folder was on a tmpfs of the run's disk cap.
+	DiskCap bool
+	User    string
+	Error   string
 }
 
 // Encode is the Config as the value of Env.
 func (c *Config) Encode() string {
 	var b []byte
-	b = putString(b, "1")
+	b = putString(b, "2")
 	b = putString(b, c.Path)
 	b = putString(b, c.Dir)
 	b = putInt(b, int64(c.UID))
 	b = putInt(b, int64(c.GID))
 	b = putBool(b, c.Mounts)
 	b = putString(b, c.CgroupP)
+	b = putBool(b, c.Init)
+	b = putString(b, c.Self)
+	b = putBool(b, c.Nest)
+	b = putString(b, c.Hide)
+	b = putInt(b, c.Disk)
+	b = putBool(b, c.DiskCap)
+	for _, v := range []bool{c.InCgroup, c.PIDNS, c.DidMounts, c.OwnProc} {
+		b = putBool(b, v)
+	}
 	b = putInt(b, int64(len(c.Limits)))
 	for _, l := range c.Limits {
 		b = putString(b, l.Name)
@@ -87,10 +120,12 @@ func (c *Config) Encode() string {
 // DecodeConfig reads a Config written by Encode.
 func DecodeConfig(s string) (*Config, bool) {
 	d := decoder{s: s}
-	if d.str() != "1" {
+	if d.str() != "2" {
 		return nil, false
 	}
-	c := &Config{Path: d.str(), Dir: d.str(), UID: int(d.int()), GID: int(d.int()), Mounts: d.bool(), CgroupP: d.str()}
+	c := &Config{Path: d.str(), Dir: d.str(), UID: int(d.int()), GID: int(d.int()), Mounts: d.bool(), CgroupP: d.str(),
+		Init: d.bool(), Self: d.str(), Nest: d.bool(), Hide: d.str(), Disk: d.int(), DiskCap: d.bool()}
+	c.InCgroup, c.PIDNS, c.DidMounts, c.OwnProc = d.bool(), d.bool(), d.bool(), d.bool()
 	n := d.int()
 	if n < 0 || n > 64 {
 		return nil, false
@@ -111,6 +146,9 @@ func (r *Report) Encode() []byte {
 	var b []byte
 	b = putBool(b, r.Mounts)
 	b = putBool(b, r.Cgroup)
+	b = putBool(b, r.PIDNS)
+	b = putBool(b, r.OwnProc)
+	b = putBool(b, r.DiskCap)
 	b = putString(b, r.User)
 	b = putString(b, r.Error)
 	return b
@@ -120,7 +158,7 @@ func (r *Report) Encode() []byte {
 // first) or wrote something else.
 func DecodeReport(b []byte) (Report, bool) {
 	d := decoder{s: string(b)}
-	r := Report{Mounts: d.bool(), Cgroup: d.bool(), User: d.str(), Error: d.str()}
+	r := Report{Mounts: d.bool(), Cgroup: d.bool(), PIDNS: d.bool(), OwnProc: d.bool(), DiskCap: d.bool(), User: d.str(), Error: d.str()}
 	return r, !d.bad && d.s == ""
 }
 
@@ -141,6 +179,11 @@ func Launch() {
 	if c.CgroupP != "" {
 		rep.Cgroup = writeFile(c.CgroupP, itoa(int64(syscall.Getpid())))
 	}
+	if c.Init {
+		runInit(c, rep.Cgroup) // never returns
+	}
+	rep.Cgroup = rep.Cgroup || c.InCgroup
+	rep.PIDNS, rep.OwnProc, rep.Mounts, rep.DiskCap = c.PIDNS, c.OwnProc, c.DidMounts, c.DiskCap
 	if c.Mounts {
 		rep.Mounts = privateMounts() == nil
 	}
@@ -198,6 +241,9 @@ func Launch() {
 			fail("setrlimit as: ", errno.Error())
 		}
 	}
+	// Nothing inherited reaches the program: not the report's descriptor,
+	// nor any that gavel's own parent left open without close-on-exec.
+	closeFrom(ReportFD)
 	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(pathp)),
 		uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])))
 	fail("exec "+c.Argv[0]+": ", errno.Error())
