@@ -539,6 +539,8 @@ func isolation(m nsMode, rep launch.Report, lim Limits) Isolation {
 		iso.Processes = "PID namespace of its own"
 		if rep.OwnProc {
 			iso.Processes += " with its own /proc"
+		} else {
+			iso.Processes += ", but the host's /proc (other processes readable: not isolated)"
 		}
 	}
 	if rep.Cgroup {
