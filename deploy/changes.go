@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 	"time"
 
 	"github.com/gavelhq/gavel/judge"
@@ -15,6 +16,9 @@ import (
 // CheckChangeID checks a change id as a record id (it becomes one); field
 // names it in the error.
 func CheckChangeID(field, id string) error {
+	if err := CheckText(field, id); err != nil {
+		return err
+	}
 	switch {
 	case strings.TrimSpace(id) == "":
 		return FieldErrorf(field, "missing or empty")
@@ -22,6 +26,38 @@ func CheckChangeID(field, id string) error {
 		return FieldErrorf(field, "%q has leading or trailing white space", id)
 	case len(id) > record.MaxIDBytes:
 		return FieldErrorf(field, "longer than %d bytes", record.MaxIDBytes)
+	}
+	return nil
+}
+
+// CheckText refuses text no store keeps as it was given: a NUL byte
+// (PostgreSQL refuses it, SQLite would keep it) or bytes that are not
+// UTF-8.
+func CheckText(field, s string) error {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return FieldErrorf(field, "holds a NUL byte (at byte %d)", i)
+	}
+	if !utf8.ValidString(s) {
+		return FieldErrorf(field, "is not valid UTF-8")
+	}
+	return nil
+}
+
+// Outcome times before this, or more than MaxFuture ahead of the clock,
+// are refused: a zero or mistyped time would pass for a real one.
+var (
+	EarliestOutcome = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	MaxFuture       = 24 * time.Hour
+)
+
+// CheckOutcomeTime refuses an outcome time before 2000 or more than a day
+// ahead.
+func CheckOutcomeTime(field string, t time.Time) error {
+	switch {
+	case t.Before(EarliestOutcome):
+		return FieldErrorf(field, "%s is before 2000: give the time the outcome happened", t.Format(time.RFC3339))
+	case t.After(time.Now().Add(MaxFuture)):
+		return FieldErrorf(field, "%s is more than a day ahead of this server's clock", t.Format(time.RFC3339))
 	}
 	return nil
 }

@@ -64,9 +64,18 @@ func (req *JudgeRequest) check() error {
 	if strings.TrimSpace(req.Inputs.Candidate) == "" {
 		return deploy.FieldErrorf("inputs.candidate", "missing or empty")
 	}
-	for k := range req.Inputs.Context {
+	for k, v := range req.Inputs.Context {
 		if !record.ValidContextKey(k) {
 			return deploy.FieldErrorf("inputs.context", "key %q: use only letters, digits, _ and - (at most 64)", k)
+		}
+		if err := deploy.CheckText("inputs.context."+k, v); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct{ name, text string }{{"judge", req.Judge}, {"group", req.Group}, {"inputs.task", req.Inputs.Task},
+		{"inputs.candidate", req.Inputs.Candidate}, {"inputs.reference", req.Inputs.Reference}} {
+		if err := deploy.CheckText(f.name, f.text); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -147,9 +156,15 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, _ *deploy.Token
 		if err != nil {
 			return deploy.FieldErrorf("at", "%q is not an RFC 3339 time such as 2026-12-01T10:00:00Z", req.At)
 		}
+		if err := deploy.CheckOutcomeTime("at", t); err != nil {
+			return err
+		}
 		at = &t
 	}
 	if err := deploy.CheckChangeID("change_id", req.ChangeID); err != nil {
+		return err
+	}
+	if err := deploy.CheckText("reason", req.Reason); err != nil {
 		return err
 	}
 	if req.Status == "" {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gavelhq/gavel/deploy"
 )
@@ -117,7 +119,19 @@ func decode(r *http.Request, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return errorf(http.StatusUnsupportedMediaType, "Content-Type %q: send application/json", ct)
 	}
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return decodeError(err)
+	}
+	// JSON decoding would replace bytes that are not UTF-8 without a
+	// word: refuse them, naming where they are.
+	if !utf8.Valid(body) {
+		if field := badUTF8Field(body); field != "" {
+			return fieldError(field, "is not valid UTF-8")
+		}
+		return errorf(http.StatusBadRequest, "the body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return decodeError(err)
@@ -130,6 +144,63 @@ func decode(r *http.Request, v any) error {
 		return errorf(http.StatusBadRequest, "malformed JSON: the body holds more than one JSON value")
 	}
 	return nil
+}
+
+// badUTF8Field walks a JSON body's tokens and names the field (as
+// a.b.c) of the first string whose bytes are not UTF-8, or "".
+func badUTF8Field(body []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	type level struct {
+		object bool
+		key    string
+		want   bool // the next string in an object is a key
+	}
+	var stack []level
+	path := func() string {
+		var parts []string
+		for _, l := range stack {
+			if l.object && l.key != "" {
+				parts = append(parts, l.key)
+			}
+		}
+		return strings.Join(parts, ".")
+	}
+	for {
+		start := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		end := dec.InputOffset()
+		top := len(stack) - 1
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, level{object: true, want: true})
+			case '[':
+				stack = append(stack, level{})
+			default:
+				stack = stack[:top]
+				if top > 0 && stack[top-1].object {
+					stack[top-1].want = true
+				}
+			}
+			continue
+		case string:
+			isKey := top >= 0 && stack[top].object && stack[top].want
+			if !utf8.Valid(body[start:end]) {
+				return path() // a key's own bytes: its object's path
+			}
+			if isKey {
+				stack[top].key, stack[top].want = t, false
+				continue
+			}
+		}
+		if top >= 0 && stack[top].object {
+			stack[top].want = true
+		}
+	}
 }
 
 func decodeError(err error) error {

@@ -129,10 +129,16 @@ func (s *Server) handleGitHubEvent(ctx context.Context, event string, payload []
 	case *github.CheckSuiteEvent:
 		res.Action = e.GetAction()
 		cs := e.GetCheckSuite()
+		if cs == nil {
+			return errorf(http.StatusBadRequest, "check_suite payload without its check_suite object")
+		}
 		return s.checksEvent(ctx, e.GetRepo(), e.GetAction(), cs.GetConclusion(), cs.GetHeadSHA(), cs.PullRequests, false, res)
 	case *github.CheckRunEvent:
 		res.Action = e.GetAction()
 		cr := e.GetCheckRun()
+		if cr == nil {
+			return errorf(http.StatusBadRequest, "check_run payload without its check_run object")
+		}
 		return s.checksEvent(ctx, e.GetRepo(), e.GetAction(), cr.GetConclusion(), cr.GetHeadSHA(), cr.PullRequests, true, res)
 	}
 	res.Ignored = fmt.Sprintf("unexpected %s payload", event)

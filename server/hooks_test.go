@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -226,4 +227,22 @@ func equalCounts(a, b map[string]int) bool {
 		}
 	}
 	return true
+}
+
+// Signed check_suite and check_run deliveries without their object are a
+// 400 that names what is missing (they made the handler panic), and
+// nothing is stored.
+func TestChecksEventWithoutItsObject(t *testing.T) {
+	e := start(t, server.Config{Simulated: true, Rate: -1, GitHubWebhookSecret: []byte(hookSecret)}, simService)
+	before := e.counts()
+	for i, event := range []string{"check_suite", "check_run"} {
+		payload := []byte(`{"action":"completed","repository":{"full_name":"acme/web"}}`)
+		a := e.hook(event, fmt.Sprintf("d-empty-%d", i), payload, githubtest.Sign(hookSecret, payload))
+		if a.code != http.StatusBadRequest || !strings.Contains(a.raw, event+" payload without its "+event+" object") {
+			t.Fatalf("%s: %d %s", event, a.code, a.raw)
+		}
+	}
+	if after := e.counts(); !equalCounts(before, after) {
+		t.Fatalf("a refused delivery changed the store: %v -> %v", before, after)
+	}
 }

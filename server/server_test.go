@@ -363,6 +363,13 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 		{"unknown status", "/v1/outcomes", e.tok["feedback"], `{"change_id": "` + judged.ID + `", "status": "merged"}`, 400, "field status", "status"},
 		{"missing status", "/v1/outcomes", e.tok["feedback"], `{"change_id": "` + judged.ID + `"}`, 400, "field status: missing", "status"},
 		{"bad time", "/v1/outcomes", e.tok["feedback"], `{"change_id": "` + judged.ID + `", "status": "landed", "at": "yesterday"}`, 400, "not an RFC 3339 time", "at"},
+		{"zero time", "/v1/outcomes", e.tok["feedback"], `{"change_id": "` + judged.ID + `", "status": "landed", "at": "0001-01-01T00:00:00Z"}`, 400, "before 2000", "at"},
+		{"time ahead", "/v1/outcomes", e.tok["feedback"], `{"change_id": "` + judged.ID + `", "status": "landed", "at": "2999-01-01T00:00:00Z"}`, 400, "more than a day ahead", "at"},
+		{"NUL in a reason", "/v1/outcomes", e.tok["feedback"], `{"change_id": "` + judged.ID + `", "status": "abandoned", "reason": "a\u0000b"}`, 400, "NUL byte", "reason"},
+		{"NUL in a change id", "/v1/judge", e.tok["judge"], `{"judge": "passfail", "change_id": "c\u0000", "inputs": {"task": "t", "candidate": "c"}}`, 400, "field change_id: holds a NUL byte", "change_id"},
+		{"NUL in a group", "/v1/judge", e.tok["judge"], `{"judge": "passfail", "change_id": "x", "group": "g\u0000", "inputs": {"task": "t", "candidate": "c"}}`, 400, "field group: holds a NUL byte", "group"},
+		{"NUL in a candidate", "/v1/judge", e.tok["judge"], `{"judge": "passfail", "change_id": "x", "inputs": {"task": "t", "candidate": "c\u0000"}}`, 400, "field inputs.candidate", "inputs.candidate"},
+		{"invalid UTF-8 in a task", "/v1/judge", e.tok["judge"], "{\"judge\": \"passfail\", \"change_id\": \"x\", \"inputs\": {\"task\": \"t\xff\", \"candidate\": \"c\"}}", 400, "field inputs.task: is not valid UTF-8", "inputs.task"},
 		{"unknown endpoint", "/v1/judgment", e.tok["judge"], good, 404, "no endpoint", ""},
 	}
 	before := e.counts()
