@@ -193,11 +193,18 @@ func RecordOutcome(ctx context.Context, st Store, changeID string, status record
 		return nil, err
 	}
 	var put record.PutResult
+	var writer record.Writer
 	err = st.Import(context.WithoutCancel(ctx), func(w record.Writer) error {
 		var err error
+		writer = w
 		put, err = w.Put(ctx, rec)
 		return err
 	})
+	// Identical outcomes at once: the store tells which import really
+	// inserted the record, so exactly one answers created.
+	if c, ok := writer.(interface{ Inserted() int }); ok && err == nil && put == record.Inserted && c.Inserted() == 0 {
+		put = record.Unchanged
+	}
 	if errors.Is(err, record.ErrConflict) && at == nil {
 		// Without a time the first outcome's time stands: the same
 		// status and reason again is the same outcome.

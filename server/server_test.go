@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -508,5 +509,50 @@ func TestAgreementEndpoint(t *testing.T) {
 	}
 	if a := e.do("GET", "/v1/agreement", e.tok[deploy.ScopeReview], ""); a.code != 400 || a.body["field"] != "judge" {
 		t.Fatalf("without a judge: %d %s", a.code, a.raw)
+	}
+}
+
+// Four identical outcomes at once: exactly one is created, the others
+// are the same outcome again.
+func TestConcurrentIdenticalOutcomes(t *testing.T) {
+	e := start(t, server.Config{Simulated: true, Rate: -1}, simService)
+	rs := simRecords(t, sim.WorldOptions{N: 3, Seed: 2})
+	for round := range 3 {
+		r := &rs[round]
+		if a := e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], judgeBody("passfail", r)); a.code != 200 {
+			t.Fatalf("judge: %d %s", a.code, a.raw)
+		}
+		body := `{"change_id": "` + r.ID + `", "status": "landed"}`
+		if round == 2 {
+			body = `{"change_id": "` + r.ID + `", "status": "landed", "at": "2026-11-30T10:00:00Z"}`
+		}
+		codes := make(chan int, 4)
+		created := make(chan bool, 4)
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				a := e.do("POST", "/v1/outcomes", e.tok[deploy.ScopeFeedback], body)
+				codes <- a.code
+				c, _ := a.body["created"].(bool)
+				created <- c
+			})
+		}
+		wg.Wait()
+		close(codes)
+		close(created)
+		n := 0
+		for c := range created {
+			if c {
+				n++
+			}
+		}
+		for c := range codes {
+			if c != 200 && c != 201 {
+				t.Fatalf("round %d: status %d", round, c)
+			}
+		}
+		if n != 1 {
+			t.Fatalf("round %d: %d of 4 identical outcomes answered created", round, n)
+		}
 	}
 }

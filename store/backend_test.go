@@ -37,6 +37,7 @@ var suite = []struct {
 	{"Copy", testCopy},
 	{"Schema", testSchema},
 	{"OutcomeVersions", testOutcomeVersions},
+	{"ConcurrentIdenticalImports", testConcurrentIdenticalImports},
 	{"ETags", testETags},
 	{"Runs", testRuns},
 }

@@ -146,3 +146,37 @@ func testETags(t *testing.T) {
 		t.Fatalf("delivery %s %v %v", b, ok, err)
 	}
 }
+
+// Four imports of one identical record at once: each Put may answer
+// Inserted, but once they have committed exactly one really inserted it
+// (what the service's created answer rests on).
+func testConcurrentIdenticalImports(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	r := rec("acme/app#7", record.StatusLanded, "")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	total, failed := 0, 0
+	for range 4 {
+		wg.Go(func() {
+			var w record.Writer
+			err := db.Import(ctx, func(wr record.Writer) error {
+				w = wr
+				_, err := wr.Put(ctx, r)
+				return err
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed++
+				t.Errorf("import: %v", err)
+				return
+			}
+			total += w.(interface{ Inserted() int }).Inserted()
+		})
+	}
+	wg.Wait()
+	if total != 1 || failed != 0 {
+		t.Fatalf("%d imports reported inserting the record (%d failed), want exactly 1", total, failed)
+	}
+}

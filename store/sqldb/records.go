@@ -104,7 +104,16 @@ type recordWriter struct {
 	// import outgrew ImportMemoryLimit and stages its records.
 	held    int
 	spilled bool
+	// inserted counts the records this import really inserted, known once
+	// it has committed (Put says Inserted for a record another import may
+	// commit first).
+	inserted int
 }
+
+// Inserted is how many records the import really inserted: after Import
+// returns, what Put's Inserted answers came to once concurrent imports of
+// the same records were settled.
+func (w *recordWriter) Inserted() int { return w.inserted }
 
 type stagedRow struct {
 	id, hash, body, label, status, source, grp string
@@ -212,6 +221,7 @@ func (w *recordWriter) moveFromMemory(ctx context.Context, tx *sql.Tx) error {
 	if int(inserted) != len(w.batch) {
 		return errSkipped
 	}
+	w.inserted = int(inserted)
 	return nil
 }
 
@@ -254,6 +264,7 @@ func (w *recordWriter) move(ctx context.Context, tx *sql.Tx) error {
 	if err != nil {
 		return err
 	}
+	w.inserted = int(inserted)
 	if int(inserted) == len(w.staged) {
 		return nil
 	}
