@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -201,4 +202,75 @@ func TestBlindReviewInABrowser(t *testing.T) {
 	}
 	shot("verdicts")
 	t.Logf("screenshots in %s", shots)
+}
+
+// Ids with '#', '?', '/' and spaces review in a browser each on its own
+// change: the form posts to the path-escaped id, and c1#pr-2's review
+// does not overwrite c1's.
+func TestReviewOfOddIDsInABrowser(t *testing.T) {
+	chrome := browser(t)
+	e := start(t, server.Config{Simulated: true, Rate: -1}, simService)
+	ids := []string{"c1", "acme/web#36@0123abcd", "c1#pr-2", "a?b=c", "x/y z", "plain"}
+	for i, id := range ids {
+		body := jsonBody(map[string]any{"judge": "passfail", "change_id": id,
+			"inputs": map[string]any{"task": "Task of " + id, "candidate": "diff --git a/f b/f\n+change " + id + "\n"}})
+		if a := e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], body); a.code != 200 {
+			t.Fatalf("judge %q: %s", id, a.raw)
+		}
+		status := []string{"landed", "abandoned"}[i%2]
+		if a := e.do("POST", "/v1/outcomes", e.tok[deploy.ScopeFeedback], jsonBody(map[string]any{"change_id": id, "status": status})); a.code != 201 {
+			t.Fatalf("outcome %q: %s", id, a.raw)
+		}
+	}
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU)...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.url+"/ui/login"), chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SendKeys(chromedp.CSS("#token"), e.tok[deploy.ScopeReview]), chromedp.Click(chromedp.CSS("#login")),
+		chromedp.WaitVisible(chromedp.CSS("#candidate"))); err != nil {
+		t.Fatal(err)
+	}
+	chosen := map[string]string{}
+	for n := 1; n <= len(ids); n++ {
+		heading, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#change")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := strings.TrimPrefix(heading, "Change ")
+		if _, dup := chosen[id]; dup {
+			t.Fatalf("review %d shows %q again", n, id)
+		}
+		verdict := []string{"pass", "fail"}[n%2]
+		chosen[id] = verdict
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#"+verdict)), chromedp.Click(chromedp.CSS("#submit"))); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("You have reviewed %d changes", n)
+		var page string
+		for range 100 {
+			page, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+			if strings.Contains(page, want) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !strings.Contains(page, want) {
+			t.Fatalf("after reviewing %q the page says:\n%s", id, page)
+		}
+	}
+	reviews, err := e.db.Reviews(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range reviews {
+		got[r.ChangeID] = string(r.Verdict)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(chosen) || len(got) != len(ids) {
+		t.Fatalf("reviews stored %v, chosen %v", got, chosen)
+	}
 }

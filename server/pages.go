@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -14,7 +15,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -41,8 +41,9 @@ var pageFuncs = template.FuncMap{
 		}
 		return fmt.Sprintf("[%.3f, %.3f]", iv.Lo, iv.Hi)
 	},
-	"recordURL": recordURL,
-	"deref":     func(f *float64) string { return fmt.Sprintf("%.4g", *f) },
+	"recordURL":  recordURL,
+	"pathEscape": url.PathEscape,
+	"deref":      func(f *float64) string { return fmt.Sprintf("%.4g", *f) },
 	"add": func(a int, bs ...int) int {
 		for _, b := range bs {
 			a += b
@@ -425,10 +426,36 @@ type reviewData struct {
 	Done, Left int
 }
 
-// nextForReview picks the next change a reviewer has not reviewed:
-// among changes whose outcome is known, from the outcome class this
-// reviewer has seen fewer of (so the sample is stratified by outcome),
-// in an order fixed per reviewer.
+// reviewOrder is a reviewer's sequence of changes to review: a sample of
+// the changes whose outcome is known with as many of each outcome (the
+// first of each class in the reviewer's random order), in that random
+// order, which depends only on the reviewer and the change, never on the
+// outcome: a reviewer's position in it says nothing of the next outcome.
+func reviewOrder(reviewer string, byLabel map[record.Label][]string) []string {
+	key := func(id string) uint64 {
+		h := fnv.New64a()
+		h.Write([]byte(reviewer + "\x00" + id))
+		return h.Sum64()
+	}
+	byKey := func(a, b string) int {
+		if c := cmp.Compare(key(a), key(b)); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	}
+	n := min(len(byLabel[record.Pass]), len(byLabel[record.Fail]))
+	var sample []string
+	for _, l := range []record.Label{record.Pass, record.Fail} {
+		ids := slices.Clone(byLabel[l])
+		slices.SortFunc(ids, byKey)
+		sample = append(sample, ids[:n]...)
+	}
+	slices.SortFunc(sample, byKey)
+	return sample
+}
+
+// nextForReview picks the next change of a reviewer's order
+// (reviewOrder) that the reviewer has not reviewed.
 func (s *Server) nextForReview(ctx context.Context, reviewer string) (*deploy.Change, int, int, error) {
 	jrs, err := s.cfg.Store.JudgedRecords(ctx, deploy.VerdictFilter{})
 	if err != nil {
@@ -445,50 +472,31 @@ func (s *Server) nextForReview(ctx context.Context, reviewer string) (*deploy.Ch
 		}
 	}
 	seen := map[string]bool{}
-	done := map[record.Label]int{}
-	waiting := map[record.Label][]string{}
+	byLabel := map[record.Label][]string{}
 	for _, jr := range jrs {
 		r := jr.Record
 		if seen[r.ID] || r.Outcome.Status == record.StatusDraft {
 			continue
 		}
 		seen[r.ID] = true
-		if mine[r.ID] {
-			done[r.Outcome.Label]++
-		} else {
-			waiting[r.Outcome.Label] = append(waiting[r.Outcome.Label], r.ID)
-		}
+		byLabel[r.Outcome.Label] = append(byLabel[r.Outcome.Label], r.ID)
 	}
-	left := len(waiting[record.Pass]) + len(waiting[record.Fail])
-	if left == 0 {
-		return nil, len(mine), 0, nil
-	}
-	labels := []record.Label{record.Fail, record.Pass}
-	sort.SliceStable(labels, func(i, j int) bool { return done[labels[i]] < done[labels[j]] })
-	for _, l := range labels {
-		ids := waiting[l]
-		if len(ids) == 0 {
+	var next string
+	left := 0
+	for _, id := range reviewOrder(reviewer, byLabel) {
+		if mine[id] {
 			continue
 		}
-		order := func(id string) uint64 {
-			h := fnv.New64a()
-			h.Write([]byte(reviewer + "\x00" + id))
-			return h.Sum64()
+		if left == 0 {
+			next = id
 		}
-		id := slices.MinFunc(ids, func(a, b string) int {
-			oa, ob := order(a), order(b)
-			switch {
-			case oa < ob:
-				return -1
-			case oa > ob:
-				return 1
-			}
-			return strings.Compare(a, b)
-		})
-		c, err := s.cfg.Store.Change(ctx, id)
-		return c, len(mine), left, err
+		left++
 	}
-	return nil, len(mine), left, nil
+	if next == "" {
+		return nil, len(mine), 0, nil
+	}
+	c, err := s.cfg.Store.Change(ctx, next)
+	return c, len(mine), left, err
 }
 
 func reviewerOf(t *deploy.Token) string { return "token " + t.ID }
