@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/google/go-github/v93/github"
 
@@ -34,6 +35,10 @@ type HookResult struct {
 	// Replay is set when the delivery was handled before: the answer is
 	// the first one's, and nothing was stored again.
 	Replay bool `json:"replay,omitempty"`
+	// Stale is set when the event is older than the record's latest
+	// outcome (a delivery sent again under a new id, or one that came
+	// late): acknowledged, and nothing stored.
+	Stale bool `json:"stale,omitempty"`
 }
 
 // HookOutcome is one outcome a delivery recorded.
@@ -54,14 +59,28 @@ func (s *Server) githubHook(w http.ResponseWriter, r *http.Request, _ *deploy.To
 	if len(s.cfg.GitHubWebhookSecret) == 0 {
 		return errorf(http.StatusNotFound, "GitHub webhooks are off: start gavel serve with GAVEL_GITHUB_WEBHOOK_SECRET (or --github-webhook-secret)")
 	}
-	payload, err := io.ReadAll(http.MaxBytesReader(w, r.Body, webhookLimit))
-	if err != nil {
-		return errorf(http.StatusRequestEntityTooLarge, "payload: %v", err)
-	}
+	// Before the body is read: a delivery without a signature, or larger
+	// than the cap, is refused at once, and only a few payloads are read
+	// at a time (nothing is authenticated until the whole body is in).
 	sig := r.Header.Get(github.SHA256SignatureHeader)
 	if !strings.HasPrefix(sig, "sha256=") {
 		s.metrics.hooks.WithLabelValues("github", "unsigned").Inc()
 		return errorf(http.StatusUnauthorized, "missing X-Hub-Signature-256: set the webhook's secret at GitHub")
+	}
+	if r.ContentLength > s.cfg.WebhookBodyLimit {
+		return errorf(http.StatusRequestEntityTooLarge, "payload of %d bytes, over this service's limit of %d", r.ContentLength, s.cfg.WebhookBodyLimit)
+	}
+	select {
+	case s.hookReaders <- struct{}{}:
+		defer func() { <-s.hookReaders }()
+	default:
+		s.metrics.hooks.WithLabelValues("github", "busy").Inc()
+		w.Header().Set("Retry-After", "5")
+		return errorf(http.StatusServiceUnavailable, "busy reading other webhook deliveries: try again in a few seconds")
+	}
+	payload, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.WebhookBodyLimit))
+	if err != nil {
+		return errorf(http.StatusRequestEntityTooLarge, "payload: %v", err)
 	}
 	// ValidateSignature compares the HMAC in constant time.
 	if err := github.ValidateSignature(sig, payload, s.cfg.GitHubWebhookSecret); err != nil {
@@ -100,7 +119,10 @@ func (s *Server) githubHook(w http.ResponseWriter, r *http.Request, _ *deploy.To
 		return err
 	}
 	status := "recorded"
-	if res.Ignored != "" {
+	switch {
+	case res.Stale:
+		status = "stale"
+	case res.Ignored != "":
 		status = "ignored"
 	}
 	s.metrics.hooks.WithLabelValues("github", status).Inc()
@@ -132,14 +154,14 @@ func (s *Server) handleGitHubEvent(ctx context.Context, event string, payload []
 		if cs == nil {
 			return errorf(http.StatusBadRequest, "check_suite payload without its check_suite object")
 		}
-		return s.checksEvent(ctx, e.GetRepo(), e.GetAction(), cs.GetConclusion(), cs.GetHeadSHA(), cs.PullRequests, false, res)
+		return s.checksEvent(ctx, e.GetRepo(), e.GetAction(), cs.GetConclusion(), cs.GetHeadSHA(), cs.GetUpdatedAt().UTC(), cs.PullRequests, false, res)
 	case *github.CheckRunEvent:
 		res.Action = e.GetAction()
 		cr := e.GetCheckRun()
 		if cr == nil {
 			return errorf(http.StatusBadRequest, "check_run payload without its check_run object")
 		}
-		return s.checksEvent(ctx, e.GetRepo(), e.GetAction(), cr.GetConclusion(), cr.GetHeadSHA(), cr.PullRequests, true, res)
+		return s.checksEvent(ctx, e.GetRepo(), e.GetAction(), cr.GetConclusion(), cr.GetHeadSHA(), cr.GetCompletedAt().UTC(), cr.PullRequests, true, res)
 	}
 	res.Ignored = fmt.Sprintf("unexpected %s payload", event)
 	return nil
@@ -158,7 +180,7 @@ func (s *Server) pullRequestEvent(ctx context.Context, e *github.PullRequestEven
 			o = record.Outcome{Status: record.StatusAbandoned, At: pr.GetClosedAt().UTC()}
 		}
 	case "reopened":
-		o = record.Outcome{Status: record.StatusDraft}
+		o = record.Outcome{Status: record.StatusDraft, At: pr.GetUpdatedAt().UTC()}
 	default:
 		res.Ignored = fmt.Sprintf("pull_request %s does not change an outcome", e.GetAction())
 		return nil
@@ -169,7 +191,7 @@ func (s *Server) pullRequestEvent(ctx context.Context, e *github.PullRequestEven
 // checksEvent records a tests outcome from a completed check suite
 // (failed or passed) or check run (failed only: one run's success says
 // nothing of the others).
-func (s *Server) checksEvent(ctx context.Context, repo *github.Repository, action, conclusion, head string, prs []*github.PullRequest, run bool, res *HookResult) error {
+func (s *Server) checksEvent(ctx context.Context, repo *github.Repository, action, conclusion, head string, at time.Time, prs []*github.PullRequest, run bool, res *HookResult) error {
 	if action != "completed" {
 		res.Ignored = fmt.Sprintf("checks %s: only completed checks give an outcome", action)
 		return nil
@@ -177,13 +199,13 @@ func (s *Server) checksEvent(ctx context.Context, repo *github.Repository, actio
 	var o record.Outcome
 	switch conclusion {
 	case "failure", "timed_out", "startup_failure":
-		o = record.Outcome{Status: record.StatusFailed, Reason: "checks: " + conclusion}
+		o = record.Outcome{Status: record.StatusFailed, Reason: "checks: " + conclusion, At: at}
 	case "success", "neutral", "skipped":
 		if run {
 			res.Ignored = "a check run that passed says nothing of the others; the check suite's conclusion counts"
 			return nil
 		}
-		o = record.Outcome{Status: record.StatusPassed}
+		o = record.Outcome{Status: record.StatusPassed, At: at}
 	default:
 		res.Ignored = fmt.Sprintf("checks concluded %q, which is neither a pass nor a failure", conclusion)
 		return nil
@@ -275,6 +297,13 @@ func (s *Server) changeOutcome(ctx context.Context, c *deploy.Change, id string,
 			return err
 		}
 		out.Version, out.Created = 1, put == record.Inserted
+	} else if at := rec.Outcome.At; !at.IsZero() && !stored.Outcome.At.IsZero() && at.Before(stored.Outcome.At) {
+		// An event older than what the record knows changes nothing: a
+		// stale delivery must not undo a newer outcome.
+		res.Stale = true
+		res.Ignored = fmt.Sprintf("stale: the event (%s, %s) is older than %s's latest outcome (%s, %s)",
+			rec.Outcome.Status, at.Format(time.RFC3339), id, stored.Outcome.Status, stored.Outcome.At.Format(time.RFC3339))
+		return nil
 	} else {
 		out.Version, out.Created, err = s.cfg.Store.AddOutcome(ctx, id, rec.Outcome, "github webhook "+res.Delivery)
 		if err != nil {

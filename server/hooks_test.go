@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -154,6 +155,26 @@ func TestGitHubWebhook(t *testing.T) {
 	if err != nil || len(hist) != 3 || hist[1].Origin != "github webhook d-4" {
 		t.Fatalf("history %+v %v", hist, err)
 	}
+	// An older event sent again under a new delivery id (an earlier close,
+	// unmerged): acknowledged as stale; the landed outcome stands.
+	stalePR := *pr
+	stalePR.Merged, stalePR.MergedAt, stalePR.ClosedAt = false, time.Time{}, githubtest.T0.Add(-time.Hour)
+	closedEarlier := f.PullRequestEvent("closed", &stalePR)
+	before = e.counts()
+	r = hookResult(t, e.hook("pull_request", "d-1-replayed", closedEarlier, githubtest.Sign(hookSecret, closedEarlier)))
+	if !r.Stale || len(r.Outcomes) != 0 || !strings.Contains(r.Ignored, "stale") {
+		t.Fatalf("stale event: %+v", r)
+	}
+	if rec := e.record("Codertocat/Hello-World#2"); rec.Outcome.Status != record.StatusLanded {
+		t.Fatalf("a stale event changed the outcome to %s", rec.Outcome.Status)
+	}
+	after := e.counts()
+	if after["record_outcomes"] != before["record_outcomes"] || after["records"] != before["records"] || after["webhook_deliveries"] != before["webhook_deliveries"]+1 {
+		t.Fatalf("a stale event: %v -> %v", before, after)
+	}
+	if m := e.do("GET", "/metrics", "", ""); !strings.Contains(m.raw, `gavel_webhook_deliveries_total{result="stale",source="github"} 1`) {
+		t.Errorf("metrics do not count the stale delivery:\n%s", m.raw)
+	}
 
 	// The change id the Actions example gives, OWNER/NAME#NUMBER@SHA: the
 	// event finds it by the pull request's head.
@@ -244,5 +265,53 @@ func TestChecksEventWithoutItsObject(t *testing.T) {
 	}
 	if after := e.counts(); !equalCounts(before, after) {
 		t.Fatalf("a refused delivery changed the store: %v -> %v", before, after)
+	}
+}
+
+// Unauthenticated webhook bodies cannot fill the memory: one over the
+// cap is refused before it is read, and while the readers are busy a new
+// delivery gets 503 with Retry-After; nothing is stored.
+func TestWebhookBodiesAreBounded(t *testing.T) {
+	e := start(t, server.Config{Simulated: true, Rate: -1, GitHubWebhookSecret: []byte(hookSecret), WebhookBodyLimit: 1 << 20, WebhookReaders: 1}, simService)
+	before := e.counts()
+	big := strings.Repeat("x", 2<<20)
+	if a := e.hook("pull_request", "d-big", []byte(big), "sha256=00"); a.code != http.StatusRequestEntityTooLarge || !strings.Contains(a.raw, "over this service's limit") {
+		t.Fatalf("over the cap: %d %s", a.code, a.raw)
+	}
+	// A slow delivery holds the one reader.
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest("POST", e.url+"/v1/hooks/github", pr)
+	req.Header.Set("X-GitHub-Event", "pull_request")
+	req.Header.Set("X-GitHub-Delivery", "d-slow")
+	req.Header.Set("X-Hub-Signature-256", "sha256=00")
+	slow := make(chan int, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			slow <- 0
+			return
+		}
+		resp.Body.Close()
+		slow <- resp.StatusCode
+	}()
+	pw.Write([]byte(`{"action":`))
+	var busy answer
+	for range 200 {
+		busy = e.hook("pull_request", "d-2", []byte(`{}`), "sha256=00")
+		if busy.code == http.StatusServiceUnavailable {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if busy.code != http.StatusServiceUnavailable || busy.header.Get("Retry-After") == "" {
+		t.Fatalf("while the reader is busy: %d %v %s", busy.code, busy.header, busy.raw)
+	}
+	pw.Write([]byte(`"closed"}`))
+	pw.Close()
+	if code := <-slow; code != http.StatusUnauthorized {
+		t.Fatalf("the slow delivery (a bad signature): %d", code)
+	}
+	if after := e.counts(); !equalCounts(before, after) {
+		t.Fatalf("refused deliveries changed the store: %v -> %v", before, after)
 	}
 }

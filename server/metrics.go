@@ -33,7 +33,7 @@ func newMetrics(reg *prometheus.Registry, stats func() llm.RunStats) *metricSet 
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gavel_outcomes_total",
 			Help: "Outcomes received by status."}, []string{"status"}),
 		hooks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gavel_webhook_deliveries_total",
-			Help: "Webhook deliveries by source and result (recorded, ignored, replay, unsigned, bad_signature)."}, []string{"source", "result"}),
+			Help: "Webhook deliveries by source and result (recorded, ignored, stale, replay, unsigned, bad_signature, busy)."}, []string{"source", "result"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gavel_errors_total",
 			Help: "Requests answered with an error, by route and class (client or server)."}, []string{"route", "class"}),
 	}

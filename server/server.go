@@ -57,6 +57,12 @@ type Config struct {
 	// GitHub, when set, fetches pull requests a webhook reports that the
 	// service did not judge, to record them.
 	GitHub *github.Client
+	// WebhookBodyLimit bounds a webhook payload (default 4 MiB, at most
+	// GitHub's 25 MB); WebhookReaders how many payloads are read at once
+	// before their signature is checked (default 4; the rest get 503 and
+	// Retry-After, so unauthenticated posts cannot fill the memory).
+	WebhookBodyLimit int64
+	WebhookReaders   int
 }
 
 // Server is the service. It keeps no state of its own beside its store but
@@ -69,6 +75,8 @@ type Server struct {
 	reg     *prometheus.Registry
 	// prompts holds prompt versions read, by hash.
 	prompts sync.Map
+	// hookReaders holds a slot for each webhook payload being read.
+	hookReaders chan struct{}
 }
 
 // New makes a server.
@@ -91,6 +99,15 @@ func newServer(cfg Config) (*Server, error) {
 	}
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = 1 << 20
+	}
+	if cfg.WebhookBodyLimit <= 0 {
+		cfg.WebhookBodyLimit = 4 << 20
+	}
+	if cfg.WebhookBodyLimit > webhookLimit {
+		return nil, fmt.Errorf("server: a webhook body limit of %d bytes is over GitHub's largest payload (%d)", cfg.WebhookBodyLimit, webhookLimit)
+	}
+	if cfg.WebhookReaders <= 0 {
+		cfg.WebhookReaders = 4
 	}
 	if cfg.Rate == 0 {
 		cfg.Rate = 20
@@ -115,7 +132,7 @@ func newServer(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(),
 		limits: &limiters{rate: rate.Limit(cfg.Rate), burst: cfg.Burst, m: map[string]*rate.Limiter{}},
-		reg:    prometheus.NewRegistry()}
+		reg:    prometheus.NewRegistry(), hookReaders: make(chan struct{}, cfg.WebhookReaders)}
 	s.metrics = newMetrics(s.reg, cfg.Stats)
 	return s, nil
 }
