@@ -2,7 +2,9 @@ package deploy
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/gavelhq/gavel/judge"
@@ -70,15 +72,65 @@ func judged(ctx context.Context, st Store, judgeName, version, model string) (*j
 // LiveAgreement is a version's agreement with every outcome that arrived
 // for changes it judged; nil when none has.
 func LiveAgreement(ctx context.Context, st Store, judgeName, version, model string, boot metrics.BootstrapOptions) (*LiveFigure, error) {
+	return (*LiveCache)(nil).Agreement(ctx, st, judgeName, version, model, boot)
+}
+
+// LiveCache keeps each version's live agreement until its records,
+// outcomes or verdicts change: the bootstrap runs once per change of the
+// data, not once per read.
+type LiveCache struct {
+	mu sync.Mutex
+	m  map[string]liveEntry
+}
+
+type liveEntry struct {
+	data [32]byte
+	fig  *LiveFigure
+}
+
+// Agreement is LiveAgreement through the cache (a nil cache keeps
+// nothing). Only Scott's pi is resampled, the one figure it reports.
+func (c *LiveCache) Agreement(ctx context.Context, st Store, judgeName, version, model string, boot metrics.BootstrapOptions) (*LiveFigure, error) {
 	pv, rs, vs, err := judged(ctx, st, judgeName, version, model)
 	if err != nil || len(rs) == 0 {
 		return nil, err
 	}
-	e, err := judge.Evaluate(pv.Spec, model, rs, vs, 0, boot)
+	key := judgeName + "\x00" + version + "\x00" + model
+	h := sha256.New()
+	fmt.Fprintf(h, "%d %d %g\x00", boot.Resamples, boot.Seed, boot.Level)
+	for _, r := range rs {
+		v := vs[r.ID]
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%g\x00", r.ID, r.Group, r.Outcome.Label, v.Outcome, v.Score)
+	}
+	var data [32]byte
+	h.Sum(data[:0])
+	if c != nil {
+		c.mu.Lock()
+		e, ok := c.m[key]
+		c.mu.Unlock()
+		if ok && e.data == data {
+			return e.fig, nil
+		}
+	}
+	e, err := judge.Evaluate(pv.Spec, model, rs, vs, 0, metrics.BootstrapOptions{Resamples: -1})
 	if err != nil {
 		return nil, err
 	}
-	return &LiveFigure{N: len(rs), Pi: e.Figures["scott_pi"]}, nil
+	stat, err := e.Statistic("scott_pi")
+	if err != nil {
+		return nil, err
+	}
+	boot.Groups = judge.Groups(rs)
+	fig := &LiveFigure{N: len(rs), Pi: metrics.WithCI(len(rs), stat, boot)}
+	if c != nil {
+		c.mu.Lock()
+		if c.m == nil {
+			c.m = map[string]liveEntry{}
+		}
+		c.m[key] = liveEntry{data, fig}
+		c.mu.Unlock()
+	}
+	return fig, nil
 }
 
 // Drift is the drift monitor: the active version's agreement (Scott's pi

@@ -105,7 +105,10 @@ func Judges(ctx context.Context, st Store) ([]string, error) {
 // Info describes a judge: versions, the active one, the audit trail and
 // the active version's figures (with live=true, its agreement with the
 // outcomes that arrived, which takes a bootstrap).
-func Info(ctx context.Context, st Store, name, model string, live bool, boot metrics.BootstrapOptions) (*JudgeInfo, error) {
+//
+// With live, the active version's agreement with the outcomes that
+// arrived is computed through cache (which may be nil).
+func Info(ctx context.Context, st Store, name, model string, live bool, boot metrics.BootstrapOptions, cache *LiveCache) (*JudgeInfo, error) {
 	ps, err := st.Prompts(ctx, name)
 	if err != nil {
 		return nil, err
@@ -123,7 +126,7 @@ func Info(ctx context.Context, st Store, name, model string, live bool, boot met
 		info.Active = a.Version
 		info.Metrics = &ActiveFigures{Gate: a.Evidence}
 		if live {
-			info.Metrics.Live, err = LiveAgreement(ctx, st, name, a.Version, model, boot)
+			info.Metrics.Live, err = cache.Agreement(ctx, st, name, a.Version, model, boot)
 			if err != nil {
 				return nil, err
 			}

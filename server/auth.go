@@ -19,12 +19,46 @@ func bearer(r *http.Request) (string, bool) {
 	return strings.TrimSpace(secret), true
 }
 
-// limiters holds one rate limiter per token.
+// limiters holds one rate limiter per token, and counts each token's
+// requests in flight.
 type limiters struct {
 	mu    sync.Mutex
 	rate  rate.Limit
 	burst int
 	m     map[string]*rate.Limiter
+	// inFlight counts each token's requests being served; at most
+	// maxInFlight (0: no bound).
+	inFlight    map[string]int
+	maxInFlight int
+}
+
+// enter counts a request of a token in, unless the token already has
+// maxInFlight; leave counts it out.
+func (l *limiters) enter(id string) bool {
+	if l.maxInFlight <= 0 {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inFlight == nil {
+		l.inFlight = map[string]int{}
+	}
+	if l.inFlight[id] >= l.maxInFlight {
+		return false
+	}
+	l.inFlight[id]++
+	return true
+}
+
+func (l *limiters) leave(id string) {
+	if l.maxInFlight <= 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inFlight[id]--; l.inFlight[id] <= 0 {
+		delete(l.inFlight, id)
+	}
 }
 
 // wait is 0 when the token may go on, else how long until it may.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,14 +32,36 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("gavel service: %d %s: %s", e.Status, http.StatusText(e.Status), e.Msg)
 }
 
+// do sends a request; a 429 or 503 that says when to retry is retried
+// then, a few times (both endpoints are idempotent: the same change's
+// verdict, the same outcome again).
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
-	var body io.Reader
+	var raw []byte
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
 			return err
 		}
-		body = bytes.NewReader(b)
+		raw = b
+	}
+	for attempt := 1; ; attempt++ {
+		err := c.once(ctx, method, path, raw, out)
+		var se *StatusError
+		if attempt == 5 || !errors.As(err, &se) || se.RetryAfter <= 0 || se.Status != http.StatusTooManyRequests && se.Status != http.StatusServiceUnavailable {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(min(se.RetryAfter, 30)) * time.Second):
+		}
+	}
+}
+
+func (c *Client) once(ctx context.Context, method, path string, raw []byte, out any) error {
+	var body io.Reader
+	if raw != nil {
+		body = bytes.NewReader(raw)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.BaseURL, "/")+path, body)
 	if err != nil {

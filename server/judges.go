@@ -33,5 +33,5 @@ func (s *Server) prompt(ctx context.Context, hash string) (*judge.PromptVersion,
 
 // info describes a judge with the service's model and bootstrap.
 func (s *Server) info(ctx context.Context, name string, live bool) (*deploy.JudgeInfo, error) {
-	return deploy.Info(ctx, s.cfg.Store, name, s.cfg.Model, live, s.boot())
+	return deploy.Info(ctx, s.cfg.Store, name, s.cfg.Model, live, s.boot(), &s.live)
 }

@@ -27,7 +27,7 @@ import (
 //
 //	go test ./server -run XXX -bench ServeLoad -benchtime 30s
 func BenchmarkServeLoad(b *testing.B) {
-	e := start(b, server.Config{Simulated: true, Rate: -1}, simService)
+	e := start(b, server.Config{Simulated: true, Rate: -1, TokenConcurrency: -1}, simService)
 	rs, err := sim.Records(sim.WorldOptions{N: 2000, Seed: 8})
 	if err != nil {
 		b.Fatal(err)

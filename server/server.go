@@ -57,6 +57,9 @@ type Config struct {
 	// GitHub, when set, fetches pull requests a webhook reports that the
 	// service did not judge, to record them.
 	GitHub *github.Client
+	// TokenConcurrency bounds each token's requests in flight (default 32;
+	// negative: no bound).
+	TokenConcurrency int
 	// WebhookBodyLimit bounds a webhook payload (default 4 MiB, at most
 	// GitHub's 25 MB); WebhookReaders how many payloads are read at once
 	// before their signature is checked (default 4; the rest get 503 and
@@ -77,6 +80,8 @@ type Server struct {
 	prompts sync.Map
 	// hookReaders holds a slot for each webhook payload being read.
 	hookReaders chan struct{}
+	// live keeps each judge's live agreement until its data change.
+	live deploy.LiveCache
 }
 
 // New makes a server.
@@ -109,6 +114,9 @@ func newServer(cfg Config) (*Server, error) {
 	if cfg.WebhookReaders <= 0 {
 		cfg.WebhookReaders = 4
 	}
+	if cfg.TokenConcurrency == 0 {
+		cfg.TokenConcurrency = 32
+	}
 	if cfg.Rate == 0 {
 		cfg.Rate = 20
 	}
@@ -131,7 +139,7 @@ func newServer(cfg Config) (*Server, error) {
 		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(),
-		limits: &limiters{rate: rate.Limit(cfg.Rate), burst: cfg.Burst, m: map[string]*rate.Limiter{}},
+		limits: &limiters{rate: rate.Limit(cfg.Rate), burst: cfg.Burst, m: map[string]*rate.Limiter{}, maxInFlight: cfg.TokenConcurrency},
 		reg:    prometheus.NewRegistry(), hookReaders: make(chan struct{}, cfg.WebhookReaders)}
 	s.metrics = newMetrics(s.reg, cfg.Stats)
 	return s, nil
@@ -228,10 +236,18 @@ func (s *Server) api(rt route) http.Handler {
 					Msg: fmt.Sprintf("rate limit of token %s reached (%.3g requests a second): retry after %s", t.ID, s.cfg.Rate, d.Round(time.Millisecond))})
 				return
 			}
+			// A token's requests share the machine with everyone's: at
+			// most so many at once, so one client cannot take every core.
+			if !s.limits.enter(t.ID) {
+				writeError(w, &apiError{Status: http.StatusTooManyRequests, RetryAfter: 1,
+					Msg: fmt.Sprintf("token %s has %d requests in flight, the most one token may: retry when one is answered", t.ID, s.limits.maxInFlight)})
+				return
+			}
+			defer s.limits.leave(t.ID)
 		}
 		limit := s.cfg.BodyLimit
 		if rt.pattern == githubHookRoute {
-			limit = webhookLimit // GitHub's payloads, up to 25 MB
+			limit = s.cfg.WebhookBodyLimit
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		if err := rt.h(w, r, t); err != nil {

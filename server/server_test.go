@@ -21,6 +21,7 @@ import (
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/llm/llmtest"
 	"github.com/gavelhq/gavel/llm/openai"
+	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/server"
 	"github.com/gavelhq/gavel/sim"
@@ -554,5 +555,100 @@ func TestConcurrentIdenticalOutcomes(t *testing.T) {
 		if n != 1 {
 			t.Fatalf("round %d: %d of 4 identical outcomes answered created", round, n)
 		}
+	}
+}
+
+// A token may have so many requests in flight: the next gets 429 with
+// Retry-After, while another token and the health check go on; and the
+// client retries a 429 when told when.
+func TestTokenConcurrency(t *testing.T) {
+	e := start(t, server.Config{Simulated: true, Rate: -1, TokenConcurrency: 1}, simService)
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest("POST", e.url+"/v1/judge", pr)
+	req.Header.Set("Authorization", "Bearer "+e.tok[deploy.ScopeJudge])
+	held := make(chan int, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			held <- 0
+			return
+		}
+		resp.Body.Close()
+		held <- resp.StatusCode
+	}()
+	pw.Write([]byte(`{"judge": "passfail",`))
+	body := `{"judge": "passfail", "change_id": "c-2", "inputs": {"task": "t", "candidate": "c"}}`
+	var busy answer
+	for range 200 {
+		if busy = e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], body); busy.code == http.StatusTooManyRequests {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if busy.code != http.StatusTooManyRequests || !strings.Contains(busy.raw, "in flight") || busy.header.Get("Retry-After") == "" {
+		t.Fatalf("a second request of the token: %d %s", busy.code, busy.raw)
+	}
+	if a := e.do("POST", "/v1/judge", e.tok[deploy.ScopeAdmin], body); a.code != 200 {
+		t.Fatalf("another token: %d %s", a.code, a.raw)
+	}
+	if a := e.do("GET", "/v1/health", "", ""); a.code != 200 {
+		t.Fatalf("health: %d %s", a.code, a.raw)
+	}
+	// The client waits as told and gets its answer once the slot is free.
+	done := make(chan error, 1)
+	go func() {
+		c := &server.Client{BaseURL: e.url, Token: e.tok[deploy.ScopeJudge]}
+		_, err := c.Judge(context.Background(), &server.JudgeRequest{Judge: "passfail", ChangeID: "c-3", Inputs: &server.JudgeInputs{Task: "t", Candidate: "c"}})
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	pw.Write([]byte(` "change_id": "c-1", "inputs": {"task": "t", "candidate": "c"}}`))
+	pw.Close()
+	if code := <-held; code != 200 {
+		t.Fatalf("the held request: %d", code)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the client's retried request: %v", err)
+	}
+}
+
+// A judge's live agreement is computed once per change of its data: the
+// same figure while nothing changes, a new one after an outcome arrives.
+func TestLiveAgreementIsCached(t *testing.T) {
+	e := start(t, server.Config{Simulated: true, Rate: -1}, simService)
+	rs := simRecords(t, sim.WorldOptions{N: 8, Seed: 5})
+	for i := range rs[:7] {
+		if a := e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], judgeBody("passfail", &rs[i])); a.code != 200 {
+			t.Fatalf("judge: %s", a.raw)
+		}
+		if i < 6 {
+			if a := e.do("POST", "/v1/outcomes", e.tok[deploy.ScopeFeedback], jsonBody(map[string]any{"change_id": rs[i].ID, "status": rs[i].Outcome.Status})); a.code != 201 {
+				t.Fatalf("outcome: %s", a.raw)
+			}
+		}
+	}
+	ctx := context.Background()
+	active, err := deploy.Active(ctx, e.db, "passfail")
+	if err != nil || active == nil {
+		t.Fatal(err)
+	}
+	var c deploy.LiveCache
+	boot := metrics.BootstrapOptions{Resamples: 200, Seed: 1}
+	first, err := c.Agreement(ctx, e.db, "passfail", active.Version, "sim", boot)
+	if err != nil || first == nil || first.N != 6 {
+		t.Fatalf("first: %+v %v", first, err)
+	}
+	if again, _ := c.Agreement(ctx, e.db, "passfail", active.Version, "sim", boot); again != first {
+		t.Fatal("nothing changed, yet the agreement was computed again")
+	}
+	uncached, _ := deploy.LiveAgreement(ctx, e.db, "passfail", active.Version, "sim", boot)
+	if fmt.Sprint(*uncached) != fmt.Sprint(*first) {
+		t.Fatalf("cached %+v, computed %+v", *first, *uncached)
+	}
+	if a := e.do("POST", "/v1/outcomes", e.tok[deploy.ScopeFeedback], jsonBody(map[string]any{"change_id": rs[6].ID, "status": rs[6].Outcome.Status})); a.code != 201 {
+		t.Fatalf("outcome: %s", a.raw)
+	}
+	if after, _ := c.Agreement(ctx, e.db, "passfail", active.Version, "sim", boot); after == first || after.N != 7 {
+		t.Fatalf("after a new outcome: %+v", after)
 	}
 }

@@ -49,6 +49,7 @@ func (a *app) serveCmd() *cobra.Command {
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on, HOST:PORT (port 0: any free port)")
 	fl.Int64Var(&f.cfg.BodyLimit, "body-limit", 1<<20, "largest request body, in bytes")
 	fl.Int64Var(&f.cfg.WebhookBodyLimit, "webhook-body-limit", 4<<20, "largest webhook payload, in bytes (at most GitHub's 25 MB); at most 4 are read at once, the rest asked to retry")
+	fl.IntVar(&f.cfg.TokenConcurrency, "token-concurrency", 32, "requests one token may have in flight at once (negative: no bound); the rest get 429")
 	fl.Float64Var(&f.cfg.Rate, "rate", 20, "requests a second per token (negative: no limit)")
 	fl.IntVar(&f.cfg.Burst, "burst", 0, "requests a token may send at once before --rate applies (default twice --rate)")
 	fl.DurationVar(&f.cfg.ModelTimeout, "model-timeout", 2*time.Minute, "time limit of judging one change, retries included")
