@@ -173,7 +173,7 @@ func (s *Sandbox) Run(ctx context.Context, in *Instruction, code string) (*Execu
 // runPaths are the sandbox's per-run folders and the Go module's package
 // folders: random or numbered by run order, so they are cut from output
 // that goes into prompts, which must not change from run to run.
-var runPaths = regexp.MustCompile(`(?:/[^\s"':]*)?/(?:run|gomod)-\d+/|(?:\./)?\bp\d{6}/`)
+var runPaths = regexp.MustCompile(`(?:/[^\s"':]*)?/(?:run-[\d-]+|gomod-\d+)/|(?:\./)?\bp\d{6}/`)
 
 // runNoise is what a Go program's output says differently from run to run
 // of the same program: goroutine numbers, addresses and program counter

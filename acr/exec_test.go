@@ -113,8 +113,10 @@ func TestSandboxRunsAnswers(t *testing.T) {
 func TestOutputPathsAreStable(t *testing.T) {
 	for in, want := range map[string]string{
 		`  File "/var/lib/gavel/sandbox/run-3060132714/prog.py", line 35`: `  File "prog.py", line 35`,
-		"/tmp/gomod-123/p000012/prog.go:12:3: undefined: x":               "prog.go:12:3: undefined: x",
-		"./p000012/prog.go:3:2: imported and not used":                    "prog.go:3:2: imported and not used",
+		// The folders are named for the process that made them now.
+		`  File "/var/lib/gavel/sandbox/run-6243-330012936/prog.py", line 2`: `  File "prog.py", line 2`,
+		"/tmp/gomod-123/p000012/prog.go:12:3: undefined: x":                  "prog.go:12:3: undefined: x",
+		"./p000012/prog.go:3:2: imported and not used":                       "prog.go:3:2: imported and not used",
 		// A Go panic's trace, as 'go test' prints it (Go 1.26).
 		"panic: not implemented [recovered, repanicked]\n\ngoroutine 19 [running]:\ntesting.tRunner.func1.2({0x5a1b20, 0xc000012345})\n\t/usr/local/go/src/testing/testing.go:1734 +0x21c": "panic: not implemented [recovered, repanicked]\n\ngoroutine N [running]:\ntesting.tRunner.func1.2({0x?, 0x?})\n\t/usr/local/go/src/testing/testing.go:1734",
 		"--- FAIL: TestHasCloseElements (0.03s)\nFAIL\tgavelprobs/p000003\t0.012s":                                                                                                         "--- FAIL: TestHasCloseElements (?s)\nFAIL\tgavelprobs/prog",
