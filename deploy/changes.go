@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -129,11 +130,38 @@ func SameChange(a, b *Change) bool {
 	return true
 }
 
+// StoreFull says whether err is the store's disk being full: SQLite's
+// SQLITE_FULL, PostgreSQL's disk_full (53100) or could not extend a file,
+// or the system's ENOSPC. It is no model's failure, and no client's.
+func StoreFull(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, syscall.ENOSPC) {
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	for _, s := range []string{"database or disk is full", "disk is full", "no space left on device", "sqlstate 53100", "could not extend file"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// StoreFullError is the application error of a full store: unavailable,
+// worth a retry once space is made.
+func StoreFullError(err error) error {
+	return &Error{Code: Unavailable, RetryAfter: time.Minute, Msg: "store unavailable: its disk is full; nothing was stored (free space, then retry)", Err: err}
+}
+
 // ModelError is a failed model call as an application error: the budget
 // or a provider's trouble is Unavailable (worth a retry), a timeout
 // Timeout, a provider's refusal Upstream.
 func ModelError(err error, timeout time.Duration) error {
 	switch {
+	case StoreFull(err):
+		return StoreFullError(err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return &Error{Code: Timeout, Msg: fmt.Sprintf("the model did not answer within %s", timeout), Err: err}
 	case errors.Is(err, llm.ErrBudget):

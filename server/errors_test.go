@@ -123,3 +123,55 @@ func TestPromoteUnknownVersion(t *testing.T) {
 		}
 	}
 }
+
+// fullStore is a store whose disk is full: every change it is asked to
+// keep is refused as SQLite refuses it.
+type fullStore struct{ server.Store }
+
+func (fullStore) SaveChange(context.Context, *deploy.Change) error {
+	return errors.New("sqlite: database or disk is full (13)")
+}
+
+// A full disk is said as it is: 503 "store unavailable" with Retry-After,
+// not a model's failure nor an internal error; and the health check
+// reports the service degraded.
+func TestStoreFull(t *testing.T) {
+	var logs bytes.Buffer
+	srv, secret := handlerOn(t, func(db *sqlite.DB) server.Store { return fullStore{db} }, slog.New(slog.NewJSONHandler(&logs, nil)))
+	do := func(method, path, body string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+secret)
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		return rec
+	}
+	if rec := do("GET", "/v1/health", ""); rec.Code != 200 {
+		t.Fatalf("health before: %d %s", rec.Code, rec.Body)
+	}
+	rec := do("POST", "/v1/judge", `{"judge":"passfail","change_id":"c1","inputs":{"task":"t","candidate":"c"}}`)
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "store unavailable") || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("judge on a full disk: %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+	rec = do("GET", "/v1/health", "")
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), `"degraded"`) {
+		t.Fatalf("health after: %d %s", rec.Code, rec.Body)
+	}
+	if !strings.Contains(logs.String(), "database or disk is full") {
+		t.Fatalf("the log does not say why:\n%s", logs.String())
+	}
+}
+
+// StoreFull knows each store's words for a full disk, and nothing else.
+func TestStoreFullErrors(t *testing.T) {
+	for _, msg := range []string{"sqlite: database or disk is full (13)", "ERROR: could not extend file \"base/16384/2619\": No space left on device (SQLSTATE 53100)",
+		"write /var/lib/gavel.db-wal: no space left on device"} {
+		if !deploy.StoreFull(errors.New(msg)) {
+			t.Errorf("%q is a full disk", msg)
+		}
+	}
+	for _, msg := range []string{"sqlite: database is locked", "connection refused", "model call failed: 500"} {
+		if deploy.StoreFull(errors.New(msg)) {
+			t.Errorf("%q is not a full disk", msg)
+		}
+	}
+}

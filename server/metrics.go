@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/subtle"
 	"net/http"
 	"strconv"
 	"time"
@@ -60,7 +61,20 @@ func newMetrics(reg *prometheus.Registry, stats func() llm.RunStats) *metricSet 
 }
 
 func (s *Server) metricsHandler() http.Handler {
-	return promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg})
+	h := promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg})
+	if s.cfg.MetricsToken == "" {
+		return h
+	}
+	want := []byte(s.cfg.MetricsToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := bearer(r)
+		if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="gavel metrics"`)
+			writeError(w, errorf(http.StatusUnauthorized, "metrics need the metrics token: send Authorization: Bearer <--metrics-token>"))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // statusWriter remembers the status code written.

@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/go-github/v93/github"
@@ -57,6 +58,9 @@ type Config struct {
 	// GitHub, when set, fetches pull requests a webhook reports that the
 	// service did not judge, to record them.
 	GitHub *github.Client
+	// MetricsToken, when set, is the bearer token /metrics asks for (for
+	// a service other hosts reach); empty: /metrics is open.
+	MetricsToken string
 	// TokenConcurrency bounds each token's requests in flight (default 32;
 	// negative: no bound).
 	TokenConcurrency int
@@ -82,6 +86,8 @@ type Server struct {
 	hookReaders chan struct{}
 	// live keeps each judge's live agreement until its data change.
 	live deploy.LiveCache
+	// storeFull is when a write last failed for a full disk (UnixNano).
+	storeFull atomic.Int64
 }
 
 // New makes a server.
@@ -251,6 +257,12 @@ func (s *Server) api(rt route) http.Handler {
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		if err := rt.h(w, r, t); err != nil {
+			if deploy.StoreFull(err) {
+				// Said as it is, and the health check says so too.
+				s.storeFull.Store(time.Now().UnixNano())
+				s.cfg.Log.Error("store full", "route", rt.pattern, "error", err)
+				err = deploy.StoreFullError(err)
+			}
 			if clientError(err) == nil {
 				err = internalError(s.cfg.Log, rt.pattern, err)
 			}
@@ -263,6 +275,12 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, _ *deploy.Token)
 	if _, err := s.cfg.Store.Splits(r.Context()); err != nil {
 		ie := internalError(s.cfg.Log, "health", err)
 		return errorf(http.StatusServiceUnavailable, "the store does not answer: %s", strings.TrimPrefix(ie.Msg, "internal error "))
+	}
+	// A full disk refused a write within the last minute: degraded.
+	if at := s.storeFull.Load(); at != 0 && time.Since(time.Unix(0, at)) < time.Minute {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "degraded", "model": s.cfg.Model,
+			"store": "its disk is full: the last write was refused at " + time.Unix(0, at).UTC().Format(time.RFC3339)})
+		return nil
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "model": s.cfg.Model})
 	return nil

@@ -652,3 +652,17 @@ func TestLiveAgreementIsCached(t *testing.T) {
 		t.Fatalf("after a new outcome: %+v", after)
 	}
 }
+
+// With a metrics token, /metrics answers only to it.
+func TestMetricsToken(t *testing.T) {
+	e := start(t, server.Config{Simulated: true, Rate: -1, MetricsToken: "m3trics"}, simService)
+	if a := e.do("GET", "/metrics", "", ""); a.code != http.StatusUnauthorized || a.header.Get("WWW-Authenticate") == "" {
+		t.Fatalf("no token: %d %s", a.code, a.raw)
+	}
+	if a := e.do("GET", "/metrics", e.tok[deploy.ScopeAdmin], ""); a.code != http.StatusUnauthorized {
+		t.Fatalf("an API token: %d", a.code)
+	}
+	if a := e.do("GET", "/metrics", "m3trics", ""); a.code != 200 || !strings.Contains(a.raw, "gavel_") {
+		t.Fatalf("the metrics token: %d %.200s", a.code, a.raw)
+	}
+}

@@ -62,6 +62,7 @@ func (a *app) serveCmd() *cobra.Command {
 	fl.StringVar(&f.ropt.TeacherModel, "teacher-model", "", "with --recalibrate, the teacher's model (default --model)")
 	fl.StringVar(&f.ropt.EditorModel, "editor-model", "", "with --recalibrate, the proposer's and applier's model (default --model)")
 	fl.StringVar(&f.hookSecret, "github-webhook-secret", os.Getenv("GAVEL_GITHUB_WEBHOOK_SECRET"), "the GitHub webhook's secret (env GAVEL_GITHUB_WEBHOOK_SECRET; prefer the environment); empty: no webhook endpoint")
+	fl.StringVar(&f.cfg.MetricsToken, "metrics-token", os.Getenv("GAVEL_METRICS_TOKEN"), "the bearer token /metrics asks for (env GAVEL_METRICS_TOKEN); empty: /metrics is open, fine on loopback, not on a shared host")
 	fl.StringVar(&f.githubURL, "github-base-url", "", "GitHub Enterprise API URL for fetching pull requests (with GITHUB_TOKEN)")
 	return cmd
 }
