@@ -41,13 +41,22 @@ func runInit(c *Config, cgroup bool) {
 		syscall.Close(self)
 	}
 	if c.Mounts {
+		// The working folder, held before the mounts: under a folder they
+		// replace (a cache folder under /tmp), its path is made again.
+		dirFD := -1
+		if c.Hide != "" {
+			if dirFD, err = syscall.Open(c.Dir, oPath|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0); err != nil {
+				fail("the working folder: ", err.Error())
+			}
+		}
 		if err := privateMounts(); err != nil {
 			fail("mounts: ", err.Error())
 		}
 		if c.Hide != "" {
-			if err := hideOthers(c.Hide, c.Dir, c.Disk, c.UID, c.GID); err != nil {
+			if err := hideOthers(c.Hide, c.Dir, dirFD, c.Disk, c.UID, c.GID); err != nil {
 				fail("the working folder: ", err.Error())
 			}
+			syscall.Close(dirFD)
 			second.DiskCap = true
 		}
 		// A /proc of this namespace: the run sees its own processes only,
@@ -114,7 +123,7 @@ func runInit(c *Config, cgroup bool) {
 // place as an overlay: the files gavel put there are read from the real
 // folder, and whatever the run writes goes to the tmpfs, so a run can fill
 // neither the host's disk nor another run's folder.
-func hideOthers(base, dir string, disk int64, uid, gid int) error {
+func hideOthers(base, dir string, fd int, disk int64, uid, gid int) error {
 	name := dir[len(base):]
 	if len(dir) <= len(base)+1 || dir[:len(base)] != base || name[0] != '/' {
 		return syscall.EINVAL
@@ -124,11 +133,9 @@ func hideOthers(base, dir string, disk int64, uid, gid int) error {
 			return syscall.EINVAL // one level below base
 		}
 	}
-	fd, err := syscall.Open(dir, oPath|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
-	if err != nil {
+	if err := mkdirAll(base); err != nil {
 		return err
 	}
-	defer syscall.Close(fd)
 	if err := syscall.Mount("tmpfs", base, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size="+itoa(disk)+",mode=0711"); err != nil {
 		return err
 	}
@@ -146,6 +153,20 @@ func hideOthers(base, dir string, disk int64, uid, gid int) error {
 	}
 	return syscall.Mount("overlay", dir, "overlay", syscall.MS_NOSUID|syscall.MS_NODEV,
 		"lowerdir=/proc/self/fd/"+itoa(int64(fd))+",upperdir="+upper+",workdir="+work)
+}
+
+// mkdirAll makes a folder and its parents, as root of the mount namespace
+// (inside a tmpfs the mounts just made).
+func mkdirAll(path string) error {
+	for i := 1; i <= len(path); i++ {
+		if i < len(path) && path[i] != '/' {
+			continue
+		}
+		if err := syscall.Mkdir(path[:i], 0o755); err != nil && err != syscall.EEXIST {
+			return err
+		}
+	}
+	return nil
 }
 
 // DecodeStatus reads the wait status the first stage wrote; false when it
