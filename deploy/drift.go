@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"sync"
 	"time"
@@ -76,58 +75,58 @@ func LiveAgreement(ctx context.Context, st Store, judgeName, version, model stri
 }
 
 // LiveCache keeps each version's live agreement until its records,
-// outcomes or verdicts change: the bootstrap runs once per change of the
-// data, not once per read.
+// outcomes or verdicts change (the store's JudgedStamp): the records are
+// read and the bootstrap run once per change of the data, not per read.
 type LiveCache struct {
 	mu sync.Mutex
 	m  map[string]liveEntry
 }
 
 type liveEntry struct {
-	data [32]byte
-	fig  *LiveFigure
+	stamp string
+	fig   *LiveFigure
 }
 
 // Agreement is LiveAgreement through the cache (a nil cache keeps
 // nothing). Only Scott's pi is resampled, the one figure it reports.
 func (c *LiveCache) Agreement(ctx context.Context, st Store, judgeName, version, model string, boot metrics.BootstrapOptions) (*LiveFigure, error) {
-	pv, rs, vs, err := judged(ctx, st, judgeName, version, model)
-	if err != nil || len(rs) == 0 {
-		return nil, err
-	}
-	key := judgeName + "\x00" + version + "\x00" + model
-	h := sha256.New()
-	fmt.Fprintf(h, "%d %d %g\x00", boot.Resamples, boot.Seed, boot.Level)
-	for _, r := range rs {
-		v := vs[r.ID]
-		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%g\x00", r.ID, r.Group, r.Outcome.Label, v.Outcome, v.Score)
-	}
-	var data [32]byte
-	h.Sum(data[:0])
+	key := fmt.Sprintf("%s\x00%s\x00%s\x00%d %d %g", judgeName, version, model, boot.Resamples, boot.Seed, boot.Level)
+	var stamp string
 	if c != nil {
+		var err error
+		if stamp, err = st.JudgedStamp(ctx, VerdictFilter{Judge: judgeName, Prompt: version, Model: model}); err != nil {
+			return nil, err
+		}
 		c.mu.Lock()
 		e, ok := c.m[key]
 		c.mu.Unlock()
-		if ok && e.data == data {
+		if ok && e.stamp == stamp {
 			return e.fig, nil
 		}
 	}
-	e, err := judge.Evaluate(pv.Spec, model, rs, vs, 0, metrics.BootstrapOptions{Resamples: -1})
+	pv, rs, vs, err := judged(ctx, st, judgeName, version, model)
 	if err != nil {
 		return nil, err
 	}
-	stat, err := e.Statistic("scott_pi")
-	if err != nil {
-		return nil, err
+	var fig *LiveFigure
+	if len(rs) > 0 {
+		e, err := judge.Evaluate(pv.Spec, model, rs, vs, 0, metrics.BootstrapOptions{Resamples: -1})
+		if err != nil {
+			return nil, err
+		}
+		stat, err := e.Statistic("scott_pi")
+		if err != nil {
+			return nil, err
+		}
+		boot.Groups = judge.Groups(rs)
+		fig = &LiveFigure{N: len(rs), Pi: metrics.WithCI(len(rs), stat, boot)}
 	}
-	boot.Groups = judge.Groups(rs)
-	fig := &LiveFigure{N: len(rs), Pi: metrics.WithCI(len(rs), stat, boot)}
 	if c != nil {
 		c.mu.Lock()
 		if c.m == nil {
 			c.m = map[string]liveEntry{}
 		}
-		c.m[key] = liveEntry{data, fig}
+		c.m[key] = liveEntry{stamp, fig}
 		c.mu.Unlock()
 	}
 	return fig, nil

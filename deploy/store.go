@@ -40,6 +40,10 @@ type Store interface {
 	// JudgedRecords lists the verdicts on changes that have an outcome,
 	// each with its change's record, in order of the outcome's time.
 	JudgedRecords(ctx context.Context, f VerdictFilter) ([]JudgedRecord, error)
+	// JudgedStamp is a cheap mark of what JudgedRecords would list (its
+	// verdicts, records and outcome versions counted): it changes
+	// whenever that could, so a figure computed from it can be kept.
+	JudgedStamp(ctx context.Context, f VerdictFilter) (string, error)
 
 	// Activate appends an activation, provided the judge's active version
 	// is still a.Previous (else ErrActiveChanged): two promotions at once

@@ -86,8 +86,9 @@ type Server struct {
 	hookReaders chan struct{}
 	// live keeps each judge's live agreement until its data change.
 	live deploy.LiveCache
-	// storeFull is when a write last failed for a full disk (UnixNano).
-	storeFull atomic.Int64
+	// storeFull is when a write last failed for a full disk (UnixNano);
+	// storeOK when the health check last found the store answering.
+	storeFull, storeOK atomic.Int64
 }
 
 // New makes a server.
@@ -272,9 +273,15 @@ func (s *Server) api(rt route) http.Handler {
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request, _ *deploy.Token) error {
-	if _, err := s.cfg.Store.Splits(r.Context()); err != nil {
-		ie := internalError(s.cfg.Log, "health", err)
-		return errorf(http.StatusServiceUnavailable, "the store does not answer: %s", strings.TrimPrefix(ie.Msg, "internal error "))
+	// The store is asked at most once a second: a health check must not
+	// wait for a connection behind the readers it is there to watch.
+	if last := s.storeOK.Load(); last == 0 || time.Since(time.Unix(0, last)) > time.Second {
+		if _, err := s.cfg.Store.Splits(r.Context()); err != nil {
+			s.storeOK.Store(0)
+			ie := internalError(s.cfg.Log, "health", err)
+			return errorf(http.StatusServiceUnavailable, "the store does not answer: %s", strings.TrimPrefix(ie.Msg, "internal error "))
+		}
+		s.storeOK.Store(time.Now().UnixNano())
 	}
 	// A full disk refused a write within the last minute: degraded.
 	if at := s.storeFull.Load(); at != 0 && time.Since(time.Unix(0, at)) < time.Minute {

@@ -217,6 +217,24 @@ func (db *DB) JudgedRecords(ctx context.Context, f deploy.VerdictFilter) ([]depl
 	return out, rows.Err()
 }
 
+// JudgedStamp implements deploy.Store: the verdicts the filter selects,
+// those with a record, and their records' outcome versions, counted.
+// Records never change and outcome versions are only added, so the
+// counts change whenever JudgedRecords' answer does.
+func (db *DB) JudgedStamp(ctx context.Context, f deploy.VerdictFilter) (string, error) {
+	var verdicts, records, versions int64
+	err := db.db.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(r.id),
+		(SELECT COUNT(*) FROM record_outcomes o JOIN change_verdicts w ON w.change_id = o.record_id
+			WHERE ($1 = '' OR w.judge = $1) AND ($2 = '' OR w.prompt = $2) AND ($3 = '' OR w.model = $3) AND ($4 = '' OR w.change_id = $4))
+		FROM change_verdicts v LEFT JOIN records r ON r.id = v.change_id
+		WHERE ($1 = '' OR v.judge = $1) AND ($2 = '' OR v.prompt = $2) AND ($3 = '' OR v.model = $3) AND ($4 = '' OR v.change_id = $4)`,
+		f.Judge, f.Prompt, f.Model, f.ChangeID).Scan(&verdicts, &records, &versions)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("v%d r%d o%d", verdicts, records, versions), nil
+}
+
 // Activate implements deploy.Store.
 func (db *DB) Activate(ctx context.Context, a *deploy.Activation) error {
 	var evidence any
