@@ -360,7 +360,7 @@ func missingEdits(current, revised string, edits []Proposal) []Proposal {
 	return out
 }
 
-// errRefused reads the cause of a refusal (CauseUnreadable for an error
+// causeOf reads the cause of a refusal (CauseUnreadable for an error
 // that is not a RefusalError).
 func causeOf(err error) string {
 	var re *RefusalError

@@ -36,16 +36,7 @@ func gavelWithKey(t *testing.T, db string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(gavelBin, append([]string{"--db", db}, args...)...)
 	cmd.Env = append(os.Environ(), "GAVEL_DB=", "OPENAI_API_KEY=k")
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{out.String(), errb.String(), code}
+	return runCmd(t, cmd)
 }
 
 // A provider refusing inputs over its context window: those records get
@@ -196,16 +187,7 @@ func TestOneLinePromptIsRefused(t *testing.T) {
 		cmd := exec.Command(gavelBin, append([]string{"--db", db, "calibrate", "--judge", "passfail", "--split", "main", "--model", "sim",
 			"--editor-model", "openai:editor", "--max-iter", "2", "--resamples", "200"}, extra...)...)
 		cmd.Env = append(os.Environ(), "GAVEL_DB=", "OPENAI_API_KEY=k", "OPENAI_BASE_URL="+srv.URL+"/v1")
-		var out, errb strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return result{out.String(), errb.String(), code}
+		return runCmd(t, cmd)
 	}
 	r := calibrate("--json")
 	if r.code != 0 {

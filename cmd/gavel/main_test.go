@@ -43,6 +43,13 @@ func gavel(t *testing.T, db string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(gavelBin, append([]string{"--db", db}, args...)...)
 	cmd.Env = append(os.Environ(), "GAVEL_DB=")
+	return runCmd(t, cmd)
+}
+
+// runCmd runs a command and returns what it printed and its exit code;
+// a command that could not be started fails the test.
+func runCmd(t testing.TB, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -329,5 +336,17 @@ func TestExecCommand(t *testing.T) {
 	decodeJSON(t, mustGavel(t, filepath.Join(dir, "g.db"), "exec", "--lang", "python", py), &res)
 	if res.Status != "failed" {
 		t.Fatalf("failing python script: %+v", res)
+	}
+	// --max-disk: what a program writes past it is refused inside.
+	os.WriteFile(py, []byte("n = 0\ntry:\n    for i in range(4):\n        open('f%d' % i, 'wb').write(b'x' * (5 << 20))\n        n += 1\nexcept OSError as e:\n    print(n, e.errno)\n"), 0o644)
+	var disk struct {
+		Run struct {
+			Stdout    string
+			Isolation struct{ Filesystem string }
+		}
+	}
+	decodeJSON(t, mustGavel(t, filepath.Join(dir, "g.db"), "exec", "--lang", "python", "--max-disk", "8", py), &disk)
+	if disk.Run.Stdout != "1 28\n" || !strings.Contains(disk.Run.Isolation.Filesystem, "tmpfs of 8 MiB") {
+		t.Fatalf("--max-disk 8: %+v", disk)
 	}
 }

@@ -123,16 +123,7 @@ func TestREADMECommandsRun(t *testing.T) {
 		cmd := exec.Command(gavelBin, args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GAVEL_DB="+dbFile, "GAVEL_MODEL=", "OPENAI_API_KEY=k")
-		var out, errb strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return result{out.String(), errb.String(), code}
+		return runCmd(t, cmd)
 	}
 	must := func(args ...string) string {
 		r := run(args, db)

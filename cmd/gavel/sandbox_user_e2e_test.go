@@ -85,16 +85,7 @@ print(" ".join(out))
 		cmd.Dir = home
 		cmd.Env = []string{"HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin", "GAVEL_DB=" + filepath.Join(home, "gavel.db"),
 			"OPENAI_API_KEY=" + secret}
-		var out, errb strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return result{out.String(), errb.String(), code}
+		return runCmd(t, cmd)
 	}
 	type isolation struct{ Network, Filesystem, User, Processes string }
 	var res struct {
