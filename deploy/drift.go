@@ -74,69 +74,97 @@ func LiveAgreement(ctx context.Context, st Store, judgeName, version, model stri
 	return (*LiveCache)(nil).Agreement(ctx, st, judgeName, version, model, boot)
 }
 
-// LiveCache keeps each version's live agreement until its records,
-// outcomes or verdicts change (the store's JudgedStamp): the records are
+// LiveCache keeps a judge's statistics (each version's live agreement,
+// the drift report) until its records, outcomes or verdicts change (the
+// store's JudgedStamp) or another version is activated: the records are
 // read and the bootstrap run once per change of the data, not per read.
+// Readers that miss together wait for one computation.
 type LiveCache struct {
 	mu sync.Mutex
-	m  map[string]liveEntry
+	m  map[string]*liveEntry
 }
 
 type liveEntry struct {
+	mu    sync.Mutex // held while the value is computed
 	stamp string
-	fig   *LiveFigure
+	ok    bool
+	v     any
+}
+
+// get answers the value kept under key for stamp, computing it when
+// there is none (a nil cache keeps nothing).
+func (c *LiveCache) get(key, stamp string, compute func() (any, error)) (any, error) {
+	if c == nil {
+		return compute()
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string]*liveEntry{}
+	}
+	e := c.m[key]
+	if e == nil {
+		e = &liveEntry{}
+		c.m[key] = e
+	}
+	c.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ok && e.stamp == stamp {
+		return e.v, nil
+	}
+	v, err := compute()
+	if err != nil {
+		return nil, err
+	}
+	e.stamp, e.ok, e.v = stamp, true, v
+	return v, nil
+}
+
+func (c *LiveCache) stamp(ctx context.Context, st Store, judgeName, version, model string) (string, error) {
+	if c == nil {
+		return "", nil
+	}
+	return st.JudgedStamp(ctx, VerdictFilter{Judge: judgeName, Prompt: version, Model: model})
 }
 
 // Agreement is LiveAgreement through the cache (a nil cache keeps
 // nothing). Only Scott's pi is resampled, the one figure it reports.
 func (c *LiveCache) Agreement(ctx context.Context, st Store, judgeName, version, model string, boot metrics.BootstrapOptions) (*LiveFigure, error) {
-	key := fmt.Sprintf("%s\x00%s\x00%s\x00%d %d %g", judgeName, version, model, boot.Resamples, boot.Seed, boot.Level)
-	var stamp string
-	if c != nil {
-		var err error
-		if stamp, err = st.JudgedStamp(ctx, VerdictFilter{Judge: judgeName, Prompt: version, Model: model}); err != nil {
-			return nil, err
-		}
-		c.mu.Lock()
-		e, ok := c.m[key]
-		c.mu.Unlock()
-		if ok && e.stamp == stamp {
-			return e.fig, nil
-		}
+	key := fmt.Sprintf("live\x00%s\x00%s\x00%s\x00%d %d %g", judgeName, version, model, boot.Resamples, boot.Seed, boot.Level)
+	stamp, err := c.stamp(ctx, st, judgeName, version, model)
+	if err != nil {
+		return nil, err
 	}
+	v, err := c.get(key, stamp, func() (any, error) { return liveAgreement(ctx, st, judgeName, version, model, boot) })
+	if err != nil {
+		return nil, err
+	}
+	return v.(*LiveFigure), nil
+}
+
+func liveAgreement(ctx context.Context, st Store, judgeName, version, model string, boot metrics.BootstrapOptions) (*LiveFigure, error) {
 	pv, rs, vs, err := judged(ctx, st, judgeName, version, model)
 	if err != nil {
 		return nil, err
 	}
-	var fig *LiveFigure
-	if len(rs) > 0 {
-		e, err := judge.Evaluate(pv.Spec, model, rs, vs, 0, metrics.BootstrapOptions{Resamples: -1})
-		if err != nil {
-			return nil, err
-		}
-		stat, err := e.Statistic("scott_pi")
-		if err != nil {
-			return nil, err
-		}
-		boot.Groups = judge.Groups(rs)
-		fig = &LiveFigure{N: len(rs), Pi: metrics.WithCI(len(rs), stat, boot)}
+	if len(rs) == 0 {
+		return nil, nil
 	}
-	if c != nil {
-		c.mu.Lock()
-		if c.m == nil {
-			c.m = map[string]liveEntry{}
-		}
-		c.m[key] = liveEntry{stamp, fig}
-		c.mu.Unlock()
+	e, err := judge.Evaluate(pv.Spec, model, rs, vs, 0, metrics.BootstrapOptions{Resamples: -1})
+	if err != nil {
+		return nil, err
 	}
-	return fig, nil
+	stat, err := e.Statistic("scott_pi")
+	if err != nil {
+		return nil, err
+	}
+	boot.Groups = judge.Groups(rs)
+	return &LiveFigure{N: len(rs), Pi: metrics.WithCI(len(rs), stat, boot)}, nil
 }
 
-// Drift is the drift monitor: the active version's agreement (Scott's pi
-// with its interval) with the outcomes that arrived, by week or month of
-// the outcome's time, and an alert when the latest full window falls below
-// the interval the gate measured when the version was promoted.
-func Drift(ctx context.Context, st Store, judgeName, model, by string, boot metrics.BootstrapOptions) (*DriftReport, error) {
+// Drift is the drift monitor (Drift) through the cache: kept until the
+// active version's data change or another activation is made.
+func (c *LiveCache) Drift(ctx context.Context, st Store, judgeName, model, by string, boot metrics.BootstrapOptions) (*DriftReport, error) {
 	if by == "" {
 		by = refine.ByWeek
 	}
@@ -150,6 +178,28 @@ func Drift(ctx context.Context, st Store, judgeName, model, by string, boot metr
 	if active == nil {
 		return nil, Errorf(NotFound, "judge %s has no active version: nothing is being monitored", judgeName)
 	}
+	key := fmt.Sprintf("drift\x00%s\x00%s\x00%s\x00%d %d %g", judgeName, model, by, boot.Resamples, boot.Seed, boot.Level)
+	stamp, err := c.stamp(ctx, st, judgeName, active.Version, model)
+	if err != nil {
+		return nil, err
+	}
+	v, err := c.get(key, fmt.Sprintf("a%d %s", active.Seq, stamp), func() (any, error) { return drift(ctx, st, active, model, by, boot) })
+	if err != nil {
+		return nil, err
+	}
+	return v.(*DriftReport), nil
+}
+
+// Drift is the drift monitor: the active version's agreement (Scott's pi
+// with its interval) with the outcomes that arrived, by week or month of
+// the outcome's time, and an alert when the latest full window falls below
+// the interval the gate measured when the version was promoted.
+func Drift(ctx context.Context, st Store, judgeName, model, by string, boot metrics.BootstrapOptions) (*DriftReport, error) {
+	return (*LiveCache)(nil).Drift(ctx, st, judgeName, model, by, boot)
+}
+
+func drift(ctx context.Context, st Store, active *Activation, model, by string, boot metrics.BootstrapOptions) (*DriftReport, error) {
+	judgeName := active.Judge
 	pv, rs, vs, err := judged(ctx, st, judgeName, active.Version, model)
 	if err != nil {
 		return nil, err

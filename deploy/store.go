@@ -41,7 +41,8 @@ type Store interface {
 	// each with its change's record, in order of the outcome's time.
 	JudgedRecords(ctx context.Context, f VerdictFilter) ([]JudgedRecord, error)
 	// JudgedStamp is a cheap mark of what JudgedRecords would list (its
-	// verdicts, records and outcome versions counted): it changes
+	// verdicts with a record, their passes and outcome versions counted):
+	// it changes
 	// whenever that could, so a figure computed from it can be kept.
 	JudgedStamp(ctx context.Context, f VerdictFilter) (string, error)
 

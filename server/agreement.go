@@ -11,7 +11,11 @@ func (s *Server) agreement(w http.ResponseWriter, r *http.Request, _ *deploy.Tok
 	if name == "" {
 		return &deploy.Error{Code: deploy.Invalid, Field: "judge", Msg: "query parameter judge: missing (GET /v1/agreement?judge=NAME)"}
 	}
-	rep, err := deploy.Agreement(r.Context(), s.cfg.Store, name, s.cfg.Model, s.boot())
+	var rep *deploy.AgreementReport
+	err := s.expensive(r.Context(), func() (err error) {
+		rep, err = deploy.Agreement(r.Context(), s.cfg.Store, name, s.cfg.Model, s.boot())
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -207,7 +207,11 @@ func (s *Server) listJudges(w http.ResponseWriter, r *http.Request, _ *deploy.To
 }
 
 func (s *Server) showJudge(w http.ResponseWriter, r *http.Request, _ *deploy.Token) error {
-	info, err := s.info(r.Context(), r.PathValue("name"), true)
+	var info *deploy.JudgeInfo
+	err := s.expensive(r.Context(), func() (err error) {
+		info, err = s.info(r.Context(), r.PathValue("name"), true)
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,11 @@ func (s *Server) drift(w http.ResponseWriter, r *http.Request, _ *deploy.Token) 
 	if name == "" {
 		return &deploy.Error{Code: deploy.Invalid, Field: "judge", Msg: "query parameter judge: missing (GET /v1/drift?judge=NAME&by=week)"}
 	}
-	rep, err := deploy.Drift(r.Context(), s.cfg.Store, name, s.cfg.Model, r.URL.Query().Get("by"), s.boot())
+	var rep *deploy.DriftReport
+	err := s.expensive(r.Context(), func() (err error) {
+		rep, err = s.live.Drift(r.Context(), s.cfg.Store, name, s.cfg.Model, r.URL.Query().Get("by"), s.boot())
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -35,3 +35,17 @@ func (s *Server) prompt(ctx context.Context, hash string) (*judge.PromptVersion,
 func (s *Server) info(ctx context.Context, name string, live bool) (*deploy.JudgeInfo, error) {
 	return deploy.Info(ctx, s.cfg.Store, name, s.cfg.Model, live, s.boot(), &s.live)
 }
+
+// expensive runs a read that may take a bootstrap (a judge's statistics,
+// drift, agreement) with at most cfg.ReadConcurrency of them at once: the
+// rest wait parked, not runnable, so however many clients read, a core is
+// left for the health check and the writes.
+func (s *Server) expensive(ctx context.Context, read func() error) error {
+	select {
+	case s.reads <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.reads }()
+	return read()
+}

@@ -274,7 +274,11 @@ func (s *Server) judgePage(w http.ResponseWriter, r *http.Request, p *page) erro
 		if by != "month" {
 			by = "week"
 		}
-		if d.Drift, err = deploy.Drift(ctx, s.cfg.Store, name, s.cfg.Model, by, s.boot()); err != nil {
+		err = s.expensive(ctx, func() (err error) {
+			d.Drift, err = s.live.Drift(ctx, s.cfg.Store, name, s.cfg.Model, by, s.boot())
+			return err
+		})
+		if err != nil {
 			return err
 		}
 		d.Chart = driftChart(d.Drift)
@@ -543,7 +547,11 @@ func (s *Server) agreementPage(w http.ResponseWriter, r *http.Request, p *page) 
 	if name == "" {
 		name = "passfail"
 	}
-	rep, err := deploy.Agreement(r.Context(), s.cfg.Store, name, s.cfg.Model, s.boot())
+	var rep *deploy.AgreementReport
+	err = s.expensive(r.Context(), func() (err error) {
+		rep, err = deploy.Agreement(r.Context(), s.cfg.Store, name, s.cfg.Model, s.boot())
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,6 +71,10 @@ type Config struct {
 	// Retry-After, so unauthenticated posts cannot fill the memory).
 	WebhookBodyLimit int64
 	WebhookReaders   int
+	// ReadConcurrency bounds the reads that may take a bootstrap (judge
+	// statistics, drift, agreement) running at once (default: one fewer
+	// than the cores Go uses, at least one).
+	ReadConcurrency int
 }
 
 // Server is the service. It keeps no state of its own beside its store but
@@ -84,11 +89,14 @@ type Server struct {
 	prompts sync.Map
 	// hookReaders holds a slot for each webhook payload being read.
 	hookReaders chan struct{}
+	// reads holds a slot for each expensive read running.
+	reads chan struct{}
 	// live keeps each judge's live agreement until its data change.
 	live deploy.LiveCache
-	// storeFull is when a write last failed for a full disk (UnixNano);
-	// storeOK when the health check last found the store answering.
-	storeFull, storeOK atomic.Int64
+	// storeFull is when a write last failed for a full disk (UnixNano).
+	storeFull atomic.Int64
+	// probe asks the store, in the background, whether it answers.
+	probe *probe
 }
 
 // New makes a server.
@@ -121,6 +129,9 @@ func newServer(cfg Config) (*Server, error) {
 	if cfg.WebhookReaders <= 0 {
 		cfg.WebhookReaders = 4
 	}
+	if cfg.ReadConcurrency <= 0 {
+		cfg.ReadConcurrency = max(1, runtime.GOMAXPROCS(0)-1)
+	}
 	if cfg.TokenConcurrency == 0 {
 		cfg.TokenConcurrency = 32
 	}
@@ -147,8 +158,11 @@ func newServer(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(),
 		limits: &limiters{rate: rate.Limit(cfg.Rate), burst: cfg.Burst, m: map[string]*rate.Limiter{}, maxInFlight: cfg.TokenConcurrency},
-		reg:    prometheus.NewRegistry(), hookReaders: make(chan struct{}, cfg.WebhookReaders)}
+		reg:    prometheus.NewRegistry(), hookReaders: make(chan struct{}, cfg.WebhookReaders),
+		reads: make(chan struct{}, cfg.ReadConcurrency)}
 	s.metrics = newMetrics(s.reg, cfg.Stats)
+	st := cfg.Store
+	s.probe = newProbe(func(ctx context.Context) error { _, err := st.Splits(ctx); return err })
 	return s, nil
 }
 
@@ -273,15 +287,15 @@ func (s *Server) api(rt route) http.Handler {
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request, _ *deploy.Token) error {
-	// The store is asked at most once a second: a health check must not
-	// wait for a connection behind the readers it is there to watch.
-	if last := s.storeOK.Load(); last == 0 || time.Since(time.Unix(0, last)) > time.Second {
-		if _, err := s.cfg.Store.Splits(r.Context()); err != nil {
-			s.storeOK.Store(0)
-			ie := internalError(s.cfg.Log, "health", err)
-			return errorf(http.StatusServiceUnavailable, "the store does not answer: %s", strings.TrimPrefix(ie.Msg, "internal error "))
+	// The health check answers from the last background probe of the
+	// store: it never waits for a connection behind the readers it is
+	// there to watch.
+	if err := s.probe.state(); err != nil {
+		if _, ok := err.(*notAnswering); ok {
+			return errorf(http.StatusServiceUnavailable, "the store does not answer: %s", err)
 		}
-		s.storeOK.Store(time.Now().UnixNano())
+		ie := internalError(s.cfg.Log, "health", err)
+		return errorf(http.StatusServiceUnavailable, "the store does not answer: %s", strings.TrimPrefix(ie.Msg, "internal error "))
 	}
 	// A full disk refused a write within the last minute: degraded.
 	if at := s.storeFull.Load(); at != 0 && time.Since(time.Unix(0, at)) < time.Minute {

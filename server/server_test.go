@@ -651,6 +651,33 @@ func TestLiveAgreementIsCached(t *testing.T) {
 	if after, _ := c.Agreement(ctx, e.db, "passfail", active.Version, "sim", boot); after == first || after.N != 7 {
 		t.Fatalf("after a new outcome: %+v", after)
 	}
+	// The drift report likewise, and it is the report computed afresh.
+	d1, err := c.Drift(ctx, e.db, "passfail", "sim", "week", boot)
+	if err != nil || d1.Overall == nil || d1.Overall.N != 7 {
+		t.Fatalf("drift: %+v %v", d1, err)
+	}
+	if d2, _ := c.Drift(ctx, e.db, "passfail", "sim", "week", boot); d2 != d1 {
+		t.Fatal("nothing changed, yet the drift report was computed again")
+	}
+	fresh, _ := deploy.Drift(ctx, e.db, "passfail", "sim", "week", boot)
+	if a, b := fmt.Sprint(*fresh.Overall, fresh.Windows, fresh.Status), fmt.Sprint(*d1.Overall, d1.Windows, d1.Status); a != b {
+		t.Fatalf("cached %s, computed %s", b, a)
+	}
+	if m, _ := c.Drift(ctx, e.db, "passfail", "sim", "month", boot); m == d1 || m.By != "month" {
+		t.Fatalf("by month answered from the weekly report: %+v", m)
+	}
+	if a := e.do("POST", "/v1/judge", e.tok[deploy.ScopeJudge], judgeBody("passfail", &rs[7])); a.code != 200 {
+		t.Fatalf("judge: %s", a.raw)
+	}
+	if d3, _ := c.Drift(ctx, e.db, "passfail", "sim", "week", boot); d3 != d1 {
+		t.Fatal("a verdict without an outcome changed the drift report")
+	}
+	if a := e.do("POST", "/v1/outcomes", e.tok[deploy.ScopeFeedback], jsonBody(map[string]any{"change_id": rs[7].ID, "status": rs[7].Outcome.Status})); a.code != 201 {
+		t.Fatalf("outcome: %s", a.raw)
+	}
+	if d4, _ := c.Drift(ctx, e.db, "passfail", "sim", "week", boot); d4 == d1 || d4.Overall.N != 8 {
+		t.Fatalf("after a new outcome: %+v", d4)
+	}
 }
 
 // With a metrics token, /metrics answers only to it.

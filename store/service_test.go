@@ -162,6 +162,38 @@ func testServiceTables(t *testing.T) {
 	if err != nil || len(jrs) != 2 || jrs[0].Record.ID != c2.ID || jrs[1].Record.ID != c.ID || jrs[0].Verdict.Outcome != judge.Fail || jrs[0].Judge != "passfail" {
 		t.Fatalf("judged records %+v %v", jrs, err)
 	}
+	// The stamp of what JudgedRecords lists changes with every change of
+	// its answer: an outcome version, a verdict saved over with another
+	// outcome; and not with another version's verdicts.
+	fa := deploy.VerdictFilter{Judge: "passfail", Prompt: a.Hash, Model: "m"}
+	stamp := func() string {
+		t.Helper()
+		s, err := db.JudgedStamp(ctx, fa)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s0 := stamp()
+	if err := db.SaveChangeVerdict(ctx, "passfail", &judge.Verdict{RecordID: c.ID, Prompt: b.Hash, Model: "m", Outcome: judge.Pass}); err != nil {
+		t.Fatal(err)
+	}
+	if s := stamp(); s != s0 {
+		t.Fatalf("another version's verdict changed the stamp: %s -> %s", s0, s)
+	}
+	if err := db.SaveChangeVerdict(ctx, "passfail", &judge.Verdict{RecordID: c2.ID, Prompt: a.Hash, Model: "m", Outcome: judge.Pass}); err != nil {
+		t.Fatal(err)
+	}
+	s1 := stamp()
+	if s1 == s0 {
+		t.Fatalf("a verdict saved over with another outcome left the stamp %s", s1)
+	}
+	if _, _, err := db.AddOutcome(ctx, c2.ID, record.Outcome{Status: record.StatusPassed, At: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if s := stamp(); s == s1 {
+		t.Fatalf("a new outcome version left the stamp %s", s)
+	}
 	// Activations: each must name the version it replaces.
 	act := &deploy.Activation{Judge: "passfail", Version: a.Hash, Action: deploy.ActionInitial, Actor: "gavel"}
 	if err := db.Activate(ctx, act); err != nil || act.Seq == 0 || act.At.IsZero() {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gavelhq/gavel/deploy"
@@ -217,22 +218,35 @@ func (db *DB) JudgedRecords(ctx context.Context, f deploy.VerdictFilter) ([]depl
 	return out, rows.Err()
 }
 
-// JudgedStamp implements deploy.Store: the verdicts the filter selects,
-// those with a record, and their records' outcome versions, counted.
-// Records never change and outcome versions are only added, so the
-// counts change whenever JudgedRecords' answer does.
+// JudgedStamp implements deploy.Store: the verdicts the filter selects
+// that have a record (a verdict without one is not listed), those that
+// pass, and their records' outcome versions, counted. Records never
+// change, outcome versions are only added, and a verdict saved again over
+// one (after its cache entry was cleared) counts among the passes if its
+// outcome changed, so the counts change whenever JudgedRecords' answer
+// does. Only the filter's fields are compared, so the query uses the
+// verdicts' index.
 func (db *DB) JudgedStamp(ctx context.Context, f deploy.VerdictFilter) (string, error) {
-	var verdicts, records, versions int64
-	err := db.db.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(r.id),
-		(SELECT COUNT(*) FROM record_outcomes o JOIN change_verdicts w ON w.change_id = o.record_id
-			WHERE ($1 = '' OR w.judge = $1) AND ($2 = '' OR w.prompt = $2) AND ($3 = '' OR w.model = $3) AND ($4 = '' OR w.change_id = $4))
-		FROM change_verdicts v LEFT JOIN records r ON r.id = v.change_id
-		WHERE ($1 = '' OR v.judge = $1) AND ($2 = '' OR v.prompt = $2) AND ($3 = '' OR v.model = $3) AND ($4 = '' OR v.change_id = $4)`,
-		f.Judge, f.Prompt, f.Model, f.ChangeID).Scan(&verdicts, &records, &versions)
+	var where []string
+	var args []any
+	for _, c := range []struct{ col, v string }{{"judge", f.Judge}, {"prompt", f.Prompt}, {"model", f.Model}, {"change_id", f.ChangeID}} {
+		if c.v != "" {
+			args = append(args, c.v)
+			where = append(where, fmt.Sprintf("v.%s = $%d", c.col, len(args)))
+		}
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = " WHERE " + strings.Join(where, " AND ")
+	}
+	var judged, passes, versions int64
+	err := db.db.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(CASE WHEN v.outcome = 'pass' THEN 1 END),
+		COALESCE(SUM((SELECT COUNT(*) FROM record_outcomes o WHERE o.record_id = v.change_id)), 0)
+		FROM change_verdicts v JOIN records r ON r.id = v.change_id`+cond, args...).Scan(&judged, &passes, &versions)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("v%d r%d o%d", verdicts, records, versions), nil
+	return fmt.Sprintf("j%d p%d o%d", judged, passes, versions), nil
 }
 
 // Activate implements deploy.Store.
