@@ -30,6 +30,12 @@ func (brokenStore) Activations(context.Context, string) ([]deploy.Activation, er
 // handlerOn is a server (not listening: its handler is called directly)
 // over a fresh store as wrap sees it, with an admin token's secret.
 func handlerOn(t *testing.T, wrap func(*sqlite.DB) server.Store, log *slog.Logger) (*server.Server, string) {
+	return handlerWith(t, wrap, server.Config{Log: log})
+}
+
+// handlerWith is handlerOn with a configuration (its store, client and
+// model filled in).
+func handlerWith(t *testing.T, wrap func(*sqlite.DB) server.Store, cfg server.Config) (*server.Server, string) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "gavel.db"))
@@ -41,7 +47,8 @@ func handlerOn(t *testing.T, wrap func(*sqlite.DB) server.Store, log *slog.Logge
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Store: wrap(db), Client: simService(db), Model: "sim", Log: log})
+	cfg.Store, cfg.Client, cfg.Model = wrap(db), simService(db), "sim"
+	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -48,21 +47,11 @@ func (h *heldStore) JudgedStamp(ctx context.Context, f deploy.VerdictFilter) (st
 // ReadConcurrency of the reads run at once (the rest wait, parked), and
 // the health check answers while they do.
 func TestExpensiveReadsBounded(t *testing.T) {
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "gavel.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	secret, _, err := deploy.CreateToken(ctx, db, deploy.ScopeAdmin, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &heldStore{Store: db, entered: make(chan struct{}, 16), release: make(chan struct{})}
-	srv, err := server.New(server.Config{Store: h, Client: simService(db), Model: "sim", Rate: -1, ReadConcurrency: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var h *heldStore
+	srv, secret := handlerWith(t, func(db *sqlite.DB) server.Store {
+		h = &heldStore{Store: db, entered: make(chan struct{}, 16), release: make(chan struct{})}
+		return h
+	}, server.Config{Rate: -1, ReadConcurrency: 2})
 	do := func(method, path, body string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+secret)
