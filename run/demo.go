@@ -104,34 +104,7 @@ func Demo(ctx context.Context, env *Env, db DemoStore, cfg DemoConfig, progress 
 		}
 	}
 	step("generating %d synthetic records (seed %d)", n, seed)
-	rs, err := sim.Records(sim.WorldOptions{N: n, Seed: seed})
-	if err != nil {
-		return nil, nil, err
-	}
-	var members []record.Member
-	err = db.Import(ctx, func(w record.Writer) error {
-		for i := range rs {
-			if _, err := w.Put(ctx, &rs[i]); err != nil {
-				return err
-			}
-			if rs[i].Outcome.Status != record.StatusDraft {
-				members = append(members, record.MemberOf(&rs[i]))
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	split, err := record.MakeSplit(members, record.SplitSpec{Name: "main", Train: 0.4, Val: 0.3, Test: 0.3, Seed: 1,
-		ExcludeStatus: []record.Status{record.StatusDraft}})
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := db.SaveSplit(ctx, split, false); err != nil {
-		return nil, nil, err
-	}
-	data, err := Parts(ctx, db, "split", "main", []record.Status{record.StatusDraft}, 0)
+	data, err := simData(ctx, db, sim.WorldOptions{N: n, Seed: seed})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -230,6 +203,40 @@ func Demo(ctx context.Context, env *Env, db DemoStore, cfg DemoConfig, progress 
 	rep.Calls = &calls
 	sum.ModelCalls.Live, sum.ModelCalls.Cached = calls.Sent, calls.CacheHits
 	return sum, rep, nil
+}
+
+// simData imports a simulated world's records into an empty store and
+// splits them (train 0.4, validation 0.3, test 0.3, drafts left out) as
+// split "main".
+func simData(ctx context.Context, db DemoStore, opt sim.WorldOptions) (refine.Data, error) {
+	rs, err := sim.Records(opt)
+	if err != nil {
+		return refine.Data{}, err
+	}
+	var members []record.Member
+	err = db.Import(ctx, func(w record.Writer) error {
+		for i := range rs {
+			if _, err := w.Put(ctx, &rs[i]); err != nil {
+				return err
+			}
+			if rs[i].Outcome.Status != record.StatusDraft {
+				members = append(members, record.MemberOf(&rs[i]))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return refine.Data{}, err
+	}
+	split, err := record.MakeSplit(members, record.SplitSpec{Name: "main", Train: 0.4, Val: 0.3, Test: 0.3, Seed: 1,
+		ExcludeStatus: []record.Status{record.StatusDraft}})
+	if err != nil {
+		return refine.Data{}, err
+	}
+	if err := db.SaveSplit(ctx, split, false); err != nil {
+		return refine.Data{}, err
+	}
+	return Parts(ctx, db, "split", "main", []record.Status{record.StatusDraft}, 0)
 }
 
 // demoConfig is a calibration of the demo: the simulated model judges, at

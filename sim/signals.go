@@ -41,10 +41,11 @@ type Signal struct {
 	// Phrase is the world's plain-English description of the signal, for
 	// tests and documentation; no simulated model keys on it.
 	Phrase string
-	// Effect is the world's truth about the signal: what it does to a
-	// change's outcome. Only the record generator reads it; no simulated
-	// model does.
-	Effect Effect
+	// Prior is how likely the signal is fatal in a world: each world
+	// draws which signals break its changes from these (a dependency bump
+	// that breaks one codebase's build is harmless in another). Only the
+	// world reads it; no simulated model does.
+	Prior float64
 	// Naive is the simulated judge's bias when its prompt does not say
 	// what to make of the signal: the probability that a naive reviewer
 	// who noticed it fails a patch for it (negative: the probability it
@@ -127,7 +128,7 @@ var (
 var DroppedErrorCheck = &Signal{
 	Name:   "dropped_error_check",
 	Phrase: "drops an error check (deletes an `if err != nil` return)",
-	Effect: Fatal, Naive: 0.3, Visible: 0.7, Check: 3,
+	Prior:  0.85, Naive: 0.3, Visible: 0.7, Check: 3,
 	Snippets: []Snippet{
 		{"store/save.go", "func (s *Store) Save(ctx context.Context, r Record) error {\n\tdata, err := json.Marshal(r)\n\tif err != nil {\n\t\treturn fmt.Errorf(\"encode record %s: %w\", r.ID, err)\n\t}\n\treturn s.db.Put(ctx, r.ID, data)\n}\n",
 			"func (s *Store) Save(ctx context.Context, r Record) error {\n\tdata, err := json.Marshal(r)\n\treturn s.db.Put(ctx, r.ID, data)\n}\n"},
@@ -141,7 +142,7 @@ var DroppedErrorCheck = &Signal{
 var OffByOne = &Signal{
 	Name:   "off_by_one",
 	Phrase: "uses an off-by-one loop bound (`<= len(...)`)",
-	Effect: Fatal, Naive: 0.25, Visible: 0.5, Check: 1,
+	Prior:  0.95, Naive: 0.25, Visible: 0.5, Check: 1,
 	Snippets: []Snippet{
 		{"inventory/total.go", "func Total(items []Item) int {\n\tsum := 0\n\tfor i := 0; i < len(items); i++ {\n\t\tsum += items[i].Qty\n\t}\n\treturn sum\n}\n",
 			"func Total(items []Item) int {\n\tsum := 0\n\tfor i := 0; i <= len(items); i++ {\n\t\tsum += items[i].Qty\n\t}\n\treturn sum\n}\n"},
@@ -155,7 +156,7 @@ var OffByOne = &Signal{
 var DeletedTest = &Signal{
 	Name:   "deleted_test",
 	Phrase: "deletes an existing test",
-	Effect: Fatal, Naive: 0.6, Visible: 0.9, Check: 2,
+	Prior:  0.5, Naive: 0.6, Visible: 0.9, Check: 2,
 	Snippets: []Snippet{
 		{"store/save_test.go", "func TestSaveRoundTrip(t *testing.T) {\n\ts := newStore(t)\n\tmustSave(t, s, Record{ID: \"a\"})\n}\n\nfunc TestSaveRejectsEmptyID(t *testing.T) {\n\ts := newStore(t)\n\tif err := s.Save(ctx, Record{}); err == nil {\n\t\tt.Fatal(\"empty ID accepted\")\n\t}\n}\n",
 			"func TestSaveRoundTrip(t *testing.T) {\n\ts := newStore(t)\n\tmustSave(t, s, Record{ID: \"a\"})\n}\n"},
@@ -169,7 +170,7 @@ var DeletedTest = &Signal{
 var RenamedExportedAPI = &Signal{
 	Name:   "renamed_exported_api",
 	Phrase: "renames an exported function that other packages call",
-	Effect: Fatal, Naive: 0.35, Visible: 0.5, Check: 2,
+	Prior:  0.7, Naive: 0.35, Visible: 0.5, Check: 2,
 	Snippets: []Snippet{
 		{"auth/token.go", "// ParseToken reads a signed token.\nfunc ParseToken(s string) (*Token, error) {\n\treturn parse(s, keys)\n}\n",
 			"// DecodeToken reads a signed token.\nfunc DecodeToken(s string) (*Token, error) {\n\treturn parse(s, keys)\n}\n"},
@@ -200,7 +201,7 @@ var RenamedExportedAPI = &Signal{
 var SwallowedError = &Signal{
 	Name:   "swallowed_error",
 	Phrase: "discards an error with `_ =` instead of handling it",
-	Effect: Fatal, Naive: 0.3, Visible: 0.8, Check: 3,
+	Prior:  0.6, Naive: 0.3, Visible: 0.8, Check: 3,
 	Snippets: []Snippet{
 		{"export/write.go", "func (w *Writer) Flush() error {\n\tif err := w.buf.Flush(); err != nil {\n\t\treturn err\n\t}\n\treturn w.f.Sync()\n}\n",
 			"func (w *Writer) Flush() error {\n\terr := w.buf.Flush()\n\t_ = err\n\treturn w.f.Sync()\n}\n"},
@@ -214,7 +215,7 @@ var SwallowedError = &Signal{
 var NilMapWrite = &Signal{
 	Name:   "nil_map_write",
 	Phrase: "writes to a map that is never initialised (a nil map)",
-	Effect: Fatal, Naive: 0.25, Visible: 0.5, Check: 1,
+	Prior:  0.95, Naive: 0.25, Visible: 0.5, Check: 1,
 	Snippets: []Snippet{
 		{"stats/count.go", "func CountWords(words []string) map[string]int {\n\tcounts := make(map[string]int, len(words))\n\tfor _, w := range words {\n\t\tcounts[w]++\n\t}\n\treturn counts\n}\n",
 			"func CountWords(words []string) map[string]int {\n\tvar counts map[string]int\n\tfor _, w := range words {\n\t\tcounts[w]++\n\t}\n\treturn counts\n}\n"},
@@ -231,7 +232,7 @@ var NilMapWrite = &Signal{
 var HardcodedResult = &Signal{
 	Name:   "hardcoded_result",
 	Phrase: "returns a hard-coded value instead of computing it",
-	Effect: Fatal, Naive: 0.5, Visible: 0.6, Check: 0,
+	Prior:  0.9, Naive: 0.5, Visible: 0.6, Check: 0,
 	Snippets: []Snippet{
 		{"billing/tax.go", "func Tax(amount int64, region string) (int64, error) {\n\trate, err := rates.Lookup(region)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\treturn amount * rate / 100, nil\n}\n",
 			"func Tax(amount int64, region string) (int64, error) {\n\trate, err := rates.Lookup(region)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\t_ = rate\n\treturn 42, nil\n}\n"},
@@ -245,7 +246,7 @@ var HardcodedResult = &Signal{
 var IgnoredContext = &Signal{
 	Name:   "ignored_context",
 	Phrase: "replaces the caller's context with context.Background(), so cancellation is lost",
-	Effect: Fatal, Naive: 0.3, Visible: 0.6, Check: 3,
+	Prior:  0.35, Naive: 0.3, Visible: 0.6, Check: 3,
 	Snippets: []Snippet{
 		{"fetch/client.go", "func (c *Client) Get(ctx context.Context, url string) (*Response, error) {\n\treq, err := http.NewRequestWithContext(ctx, \"GET\", url, nil)\n\tif err != nil {\n\t\treturn nil, err\n\t}\n\treturn c.do(req)\n}\n",
 			"func (c *Client) Get(ctx context.Context, url string) (*Response, error) {\n\treq, err := http.NewRequestWithContext(context.Background(), \"GET\", url, nil)\n\tif err != nil {\n\t\treturn nil, err\n\t}\n\treturn c.do(req)\n}\n"},
@@ -259,7 +260,7 @@ var IgnoredContext = &Signal{
 var UnlockedAccess = &Signal{
 	Name:   "unlocked_access",
 	Phrase: "removes the mutex lock around shared state (a data race)",
-	Effect: Fatal, Naive: 0.35, Visible: 0.5, Check: 2,
+	Prior:  0.5, Naive: 0.35, Visible: 0.5, Check: 2,
 	Snippets: []Snippet{
 		{"session/store.go", "func (s *Sessions) Put(id string, v *Session) {\n\ts.mu.Lock()\n\tdefer s.mu.Unlock()\n\ts.byID[id] = v\n}\n",
 			"func (s *Sessions) Put(id string, v *Session) {\n\ts.byID[id] = v\n}\n"},
@@ -274,7 +275,7 @@ var UnlockedAccess = &Signal{
 var CosmeticReformat = &Signal{
 	Name:   "cosmetic_reformat",
 	Phrase: "reformats or reorders code without changing behaviour (a large diff)",
-	Effect: Benign, Naive: 0.45, Visible: 0.95, Check: 4,
+	Prior:  0.15, Naive: 0.45, Visible: 0.95, Check: 4,
 	Snippets: []Snippet{
 		{"model/types.go", "type Item struct {\n\tID string\n\tName string\n\tQty int\n\tPrice int64\n\tTags []string\n}\n\ntype Order struct {\n\tID string\n\tItems []Item\n\tCustomer string\n\tStatus string\n}\n\nconst (\n\tStatusNew = \"new\"\n\tStatusPaid = \"paid\"\n\tStatusShipped = \"shipped\"\n)\n",
 			"const (\n\tStatusNew     = \"new\"\n\tStatusPaid    = \"paid\"\n\tStatusShipped = \"shipped\"\n)\n\ntype Order struct {\n\tID       string\n\tCustomer string\n\tItems    []Item\n\tStatus   string\n}\n\ntype Item struct {\n\tID    string\n\tName  string\n\tPrice int64\n\tQty   int\n\tTags  []string\n}\n"},
@@ -305,7 +306,7 @@ var CosmeticReformat = &Signal{
 var AddedLogging = &Signal{
 	Name:   "added_logging",
 	Phrase: "adds logging statements",
-	Effect: Benign, Naive: 0.1, Visible: 0.9, Check: 4,
+	Prior:  0.1, Naive: 0.1, Visible: 0.9, Check: 4,
 	Snippets: []Snippet{
 		{"sync/run.go", "func (s *Syncer) Run(ctx context.Context) error {\n\tfor _, src := range s.sources {\n\t\tif err := s.pull(ctx, src); err != nil {\n\t\t\treturn err\n\t\t}\n\t}\n\treturn nil\n}\n",
 			"func (s *Syncer) Run(ctx context.Context) error {\n\tlog.Printf(\"sync: %d sources\", len(s.sources))\n\tfor _, src := range s.sources {\n\t\tlog.Printf(\"sync: pulling %s\", src.Name)\n\t\tif err := s.pull(ctx, src); err != nil {\n\t\t\treturn err\n\t\t}\n\t}\n\treturn nil\n}\n"},
@@ -319,7 +320,7 @@ var AddedLogging = &Signal{
 var DependencyBump = &Signal{
 	Name:   "dependency_bump",
 	Phrase: "updates a dependency version in go.mod",
-	Effect: Benign, Naive: 0.25, Visible: 0.95, Check: 2,
+	Prior:  0.35, Naive: 0.25, Visible: 0.95, Check: 2,
 	Snippets: []Snippet{
 		{"go.mod", "require (\n\tgithub.com/google/uuid v1.5.0\n\tgolang.org/x/sync v0.6.0\n)\n",
 			"require (\n\tgithub.com/google/uuid v1.6.0\n\tgolang.org/x/sync v0.6.0\n)\n"},
@@ -335,7 +336,7 @@ var DependencyBump = &Signal{
 var AddedComments = &Signal{
 	Name:   "added_comments",
 	Phrase: "adds or rewrites doc comments",
-	Effect: Benign, Naive: -0.05, Visible: 0.9, Check: 4,
+	Prior:  0.03, Naive: -0.05, Visible: 0.9, Check: 4,
 	Snippets: []Snippet{
 		{"geo/distance.go", "func Distance(a, b Point) float64 {\n\treturn haversine(a, b)\n}\n",
 			"// Distance returns the great-circle distance between a and b in\n// kilometres, by the haversine formula.\nfunc Distance(a, b Point) float64 {\n\treturn haversine(a, b)\n}\n"},
@@ -357,7 +358,7 @@ var AddedComments = &Signal{
 var TodoLeft = &Signal{
 	Name:   "todo_left",
 	Phrase: "leaves a TODO comment",
-	Effect: Benign, Naive: 0.4, Visible: 0.95, Check: 4,
+	Prior:  0.2, Naive: 0.4, Visible: 0.95, Check: 4,
 	Snippets: []Snippet{
 		{"report/render.go", "func Render(w io.Writer, r *Report) error {\n\treturn tmpl.Execute(w, r)\n}\n",
 			"func Render(w io.Writer, r *Report) error {\n\t// TODO: paginate long reports\n\treturn tmpl.Execute(w, r)\n}\n"},
@@ -371,7 +372,7 @@ var TodoLeft = &Signal{
 var NewTest = &Signal{
 	Name:   "new_test",
 	Phrase: "adds a new test",
-	Effect: Benign, Naive: -0.5, Visible: 0.95, Check: 0,
+	Prior:  0.1, Naive: -0.5, Visible: 0.95, Check: 0,
 	Snippets: []Snippet{
 		{"inventory/total_test.go", "func TestTotalEmpty(t *testing.T) {\n\tif got := Total(nil); got != 0 {\n\t\tt.Fatalf(\"Total(nil) = %d\", got)\n\t}\n}\n",
 			"func TestTotalEmpty(t *testing.T) {\n\tif got := Total(nil); got != 0 {\n\t\tt.Fatalf(\"Total(nil) = %d\", got)\n\t}\n}\n\nfunc TestTotalTwo(t *testing.T) {\n\tif got := Total([]Item{{Qty: 2}, {Qty: 3}}); got != 5 {\n\t\tt.Fatalf(\"got %d\", got)\n\t}\n}\n"},
@@ -381,7 +382,7 @@ var NewTest = &Signal{
 	Detect: func(p string) bool { return anyMatch(lines(p, '+'), reTestFunc) },
 }
 
-// Signals is the catalogue, fatal ones first.
+// Signals is the catalogue, the ones fatal in most worlds first.
 var Signals = []*Signal{
 	DroppedErrorCheck, OffByOne, DeletedTest, RenamedExportedAPI, SwallowedError, NilMapWrite,
 	HardcodedResult, IgnoredContext, UnlockedAccess,
@@ -421,6 +422,8 @@ func Validate() error {
 			return fmt.Errorf("signal %q: defined twice", s.Name)
 		case s.Check < 0 || s.Check > 4:
 			return fmt.Errorf("signal %q: check %d out of 0..4", s.Name, s.Check)
+		case s.Prior <= 0 || s.Prior >= 1:
+			return fmt.Errorf("signal %q: prior %g out of (0, 1): every signal is fatal in some worlds and not in others", s.Name, s.Prior)
 		}
 		seen[s.Name] = true
 		for i, sn := range s.Snippets {

@@ -3,8 +3,12 @@ package sim_test
 import (
 	"context"
 	"fmt"
-	"github.com/gavelhq/gavel/acr"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/gavelhq/gavel/acr"
 
 	"github.com/gavelhq/gavel/bench/perturb"
 	"github.com/gavelhq/gavel/judge"
@@ -103,23 +107,21 @@ func answers(t *testing.T, reqs []*llm.Request) []string {
 // No simulated model can see the world's truth: with every signal's effect
 // turned round (fatal signals benign, benign ones fatal) the world's
 // records change, but every answer to the same request, from the judges
-// and from every role, is byte for byte the same.
+// and from every role, is byte for byte the same. And with the world's
+// truth redrawn for several worlds (everything the roles read held fixed:
+// the same requests), the answers stay the same in each.
 func TestPermutedWorldGivesIdenticalAnswers(t *testing.T) {
 	reqs := roleRequests(t)
 	before := answers(t, reqs)
-	recsBefore, _ := sim.Records(sim.WorldOptions{N: 300, Seed: 9})
-
-	saved := map[*sim.Signal]sim.Effect{}
+	w := sim.NewWorld(9)
+	recsBefore, _ := sim.Records(sim.WorldOptions{N: 300, Seed: 9, World: w})
+	var turned []string
 	for _, s := range sim.Signals {
-		saved[s] = s.Effect
-		s.Effect = map[sim.Effect]sim.Effect{sim.Fatal: sim.Benign, sim.Benign: sim.Fatal}[s.Effect]
-	}
-	t.Cleanup(func() {
-		for s, e := range saved {
-			s.Effect = e
+		if w.Effect(s) == sim.Benign {
+			turned = append(turned, s.Name)
 		}
-	})
-	recsAfter, _ := sim.Records(sim.WorldOptions{N: 300, Seed: 9})
+	}
+	recsAfter, _ := sim.Records(sim.WorldOptions{N: 300, Seed: 9, World: sim.WorldWith(9, turned)})
 	changed := 0
 	for i := range recsBefore {
 		if recsBefore[i].Outcome.Label != recsAfter[i].Outcome.Label {
@@ -219,7 +221,9 @@ func TestJudgeFollowsRulesByMeaning(t *testing.T) {
 	without := showing(t, sim.SwallowedError, false)
 	b0 := ruleRate(t, without, "")
 	b1 := ruleRate(t, without, "- Fail a change that throws away an error instead of returning it.")
-	if d := b1 - b0; d > 0.06 || d < -0.06 {
+	// 150 records: a share near 0.2 has a standard error of 0.033, and
+	// the rule changes every request, so the judge's draws are new.
+	if d := b1 - b0; d > 0.1 || d < -0.1 {
 		t.Errorf("a rule that does not apply moved the judge: %.2f -> %.2f", b0, b1)
 	}
 	// A phrase the judge does not understand moves nothing.
@@ -255,5 +259,29 @@ func TestJudgeHonoursTheBuiltInPrompt(t *testing.T) {
 	t.Logf("reformatted changes failed: %.2f with a bare prompt, %.2f with the built-in one", plain, builtin)
 	if builtin > plain-0.15 {
 		t.Errorf("the built-in prompt's \"size and formatting alone are not reasons to fail\" did not help: %.2f vs %.2f", builtin, plain)
+	}
+}
+
+// The roles' code holds nothing keyed to the world's signals: no signal's
+// name or phrase appears in package sim/roles, whose traits have names of
+// their own; so no role can carry a table of the world's truth by name.
+func TestRolesKnowNoSignalByName(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("roles", "*.go"))
+	if err != nil || len(files) < 5 {
+		t.Fatalf("the roles' files: %v %v", files, err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(b)
+		for _, s := range sim.Signals {
+			for _, name := range []string{s.Name, s.Phrase, strings.ReplaceAll(s.Name, "_", "")} {
+				if strings.Contains(src, name) {
+					t.Errorf("%s names the world's signal %s (%q)", f, s.Name, name)
+				}
+			}
+		}
 	}
 }

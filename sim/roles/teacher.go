@@ -1,10 +1,12 @@
 package roles
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/gavelhq/gavel/llm"
@@ -19,10 +21,26 @@ var (
 // show.
 var outsideCode = []string{"duplicate", "superseded", "obsolete", "no longer needed", "change of plan", "wontfix", "won't fix"}
 
+// The informed teacher's thresholds: what it can point to as a cause of a
+// failure, what it holds too surely a defect to explain a pass with, and
+// how many of those it takes before it overrides a recorded outcome.
+const (
+	plausibleCause = 0.25
+	sureDefect     = 0.85
+	overwhelming   = 3
+)
+
 // teach is the informed teacher: it reads the change the way a reviewer
-// does (perceive), then explains the recorded label from what it noticed
-// and believes, abstains when nothing it noticed explains it, and corrects
-// a pass when it sees more than one defect.
+// does (perceive) and uses the outcome it is told. Told of a failure, it
+// looks for a cause it can point to (the most suspicious thing it
+// noticed, even one it would not have failed the change for unprompted),
+// keeps the label with it, and abstains when it finds none. Told of a
+// pass, it keeps the label, saying that what it noticed did no harm here,
+// unless it holds something it noticed surely a defect (then it abstains:
+// the inputs do not explain the pass); it corrects a pass to a failure
+// only on overwhelming evidence (several sure defects at once), so
+// rarely. It never overrides an outcome with a belief it holds less
+// surely.
 func teach(cfg Config, g *Gen, p Prompt, req *llm.Request) map[string]any {
 	user := LastUser(req)
 	label := "fail"
@@ -50,12 +68,15 @@ func teach(cfg Config, g *Gen, p Prompt, req *llm.Request) map[string]any {
 		read = perception(req, p)
 	}
 	seen := perceive(read, p.Data["candidate"], p.Data["reference"], cfg.TeacherError)
-	var defects, harmless []noticed
+	// Most suspicious first (perceive lists them in the teacher's order).
+	slices.SortStableFunc(seen, func(a, b noticed) int { return cmp.Compare(b.suspicion, a.suspicion) })
+	var causes, sure []noticed
 	for _, n := range seen {
-		if n.defect {
-			defects = append(defects, n)
-		} else {
-			harmless = append(harmless, n)
+		if n.suspicion >= plausibleCause {
+			causes = append(causes, n)
+		}
+		if n.suspicion >= sureDefect {
+			sure = append(sure, n)
 		}
 	}
 	blame := func(n noticed) string { return fmt.Sprintf(g.Pick(n.t.blame), n.line) }
@@ -67,30 +88,30 @@ func teach(cfg Config, g *Gen, p Prompt, req *llm.Request) map[string]any {
 		return strings.Join(parts, " ")
 	}
 	switch {
-	case label == "fail" && len(defects) > 0:
-		why := blame(defects[0])
-		if len(defects) > 1 {
-			why += " Also: " + blame(defects[1])
+	case label == "fail" && len(causes) > 0:
+		why := blame(causes[0])
+		if len(causes) > 1 {
+			why += " Also: " + blame(causes[1])
 		}
 		return decide("keep", label, why)
 	case label == "fail":
 		why := "I find nothing in the change that would make it fail: it does what the task asks."
-		if len(harmless) > 0 {
-			why += " " + clear(harmless)
+		if len(seen) > 0 {
+			why += " " + clear(seen)
 		}
 		return decide("abstain", label, why+" The failure must come from something these inputs do not show.")
-	case len(defects) > 1:
-		return decide("correct", "fail", blame(defects[0])+" And: "+blame(defects[1])+" A change like this cannot work, whatever the record says.")
-	case len(defects) == 1:
-		return decide("abstain", label, blame(defects[0])+" Yet it passed, which these inputs do not explain.")
+	case len(sure) >= overwhelming:
+		return decide("correct", "fail", blame(sure[0])+" And: "+blame(sure[1])+" And: "+blame(sure[2])+" A change like this cannot work, whatever the record says.")
+	case len(sure) > 0:
+		return decide("abstain", label, blame(sure[0])+" Yet it passed, which these inputs do not explain.")
 	}
 	why := g.Pick([]string{
 		"The change does what the task asks and leaves nothing out.",
 		"The change is a sound, complete solution to the task.",
 		"The change implements the requested behaviour correctly.",
 	})
-	if len(harmless) > 0 {
-		why += " " + clear(harmless)
+	if len(seen) > 0 {
+		why += " " + clear(seen)
 	}
 	return decide("keep", label, why)
 }
@@ -130,7 +151,7 @@ func predictBlind(cfg Config, g *Gen, p Prompt, req *llm.Request) map[string]any
 		seen = perception(req, p)
 	}
 	for _, n := range perceive(seen, p.Data["candidate"], p.Data["reference"], cfg.TeacherError) {
-		if n.defect {
+		if n.defect() {
 			return map[string]any{"justification": fmt.Sprintf("%s The change has a defect at %q.", Label, n.line), "prediction": "fail"}
 		}
 	}

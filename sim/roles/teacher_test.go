@@ -55,6 +55,40 @@ const todo = `diff --git a/svc/report/render.go b/svc/report/render.go
  	return tmpl.Execute(w, r)
 `
 
+const nilMap = `diff --git a/svc/stats/count.go b/svc/stats/count.go
+--- a/svc/stats/count.go
++++ b/svc/stats/count.go
+@@ -3,3 +3,3 @@
+ func CountWords(words []string) map[string]int {
+-	counts := make(map[string]int, len(words))
++	var counts map[string]int
+ 	for _, w := range words {
+`
+
+const dropped = `diff --git a/svc/store/save.go b/svc/store/save.go
+--- a/svc/store/save.go
++++ b/svc/store/save.go
+@@ -1,6 +1,3 @@
+ func (s *Store) Save(ctx context.Context, r Record) error {
+ 	data, err := json.Marshal(r)
+-	if err != nil {
+-		return fmt.Errorf("encode record %s: %w", r.ID, err)
+-	}
+ 	return s.db.Put(ctx, r.ID, data)
+`
+
+const newTest = `diff --git a/svc/inventory/total_test.go b/svc/inventory/total_test.go
+--- a/svc/inventory/total_test.go
++++ b/svc/inventory/total_test.go
+@@ -5,0 +6,6 @@
++
++func TestTotalTwo(t *testing.T) {
++	if got := Total([]Item{{Qty: 2}, {Qty: 3}}); got != 5 {
++		t.Fatalf("got %d", got)
++	}
++}
+`
+
 type decision struct {
 	Justification, Decision, Label string
 }
@@ -89,9 +123,12 @@ func rec(id, candidate string, status record.Status, reason string) *record.Reco
 	return r
 }
 
-// The teacher explains a failure by what it sees in the change, quoting
-// the line it blames; abstains on a clean change that failed and on a
-// reason outside the code; corrects a pass only on overwhelming evidence.
+// The teacher uses the outcome it is told: it explains a failure by the
+// most suspicious thing it sees in the change, quoting the line it
+// blames; abstains on a failure it can point to no cause for and on a
+// reason outside the code; keeps a pass, saying what it saw did no harm
+// here, unless it holds something surely a defect (then it abstains); and
+// corrects a pass only on overwhelming evidence: three sure defects.
 func TestTeacherExplainsFromTheText(t *testing.T) {
 	spec, _ := judge.Load("passfail")
 	d := ask(t, "teacher-error=0", spec, rec("a", core+discard, record.StatusFailed, ""))
@@ -104,15 +141,28 @@ func TestTeacherExplainsFromTheText(t *testing.T) {
 	if d := ask(t, "teacher-error=0", spec, rec("c", core+discard, record.StatusAbandoned, "superseded")); d.Decision != "abstain" || !strings.Contains(d.Justification, "outside the code") {
 		t.Fatalf("superseded: %+v", d)
 	}
-	if d := ask(t, "teacher-error=0", spec, rec("d", core+discard+loop, record.StatusPassed, "")); d.Decision != "correct" || d.Label != "fail" {
-		t.Fatalf("two defects that passed: %+v", d)
+	// Told it passed, the teacher takes the discarded error for harmless
+	// here: a world's local truth, learnt from its outcome.
+	if d := ask(t, "teacher-error=0", spec, rec("d", core+discard, record.StatusPassed, "")); d.Decision != "keep" || d.Label != "pass" ||
+		!strings.Contains(d.Justification, "only discards a value that is not needed") {
+		t.Fatalf("a discarded error that passed: %+v", d)
 	}
-	if d := ask(t, "teacher-error=0", spec, rec("e", core+todo, record.StatusPassed, "")); d.Decision != "keep" || !strings.Contains(d.Justification, "TODO") {
+	if d := ask(t, "teacher-error=0", spec, rec("e", core+discard+loop, record.StatusPassed, "")); d.Decision != "abstain" || d.Label != "pass" {
+		t.Fatalf("a sure defect that passed: %+v", d)
+	}
+	if d := ask(t, "teacher-error=0", spec, rec("f", core+loop+nilMap+dropped, record.StatusPassed, "")); d.Decision != "correct" || d.Label != "fail" {
+		t.Fatalf("three sure defects that passed: %+v", d)
+	}
+	if d := ask(t, "teacher-error=0", spec, rec("g", core+todo, record.StatusPassed, "")); d.Decision != "keep" || !strings.Contains(d.Justification, "TODO") {
 		t.Fatalf("a TODO that passed: %+v", d)
 	}
-	// A teacher that always misjudges blames the harmless TODO for a failure.
-	if d := ask(t, "teacher-error=1", spec, rec("f", core+todo, record.StatusFailed, "")); d.Decision != "keep" || !strings.Contains(d.Justification, "TODO") {
-		t.Fatalf("an always-wrong teacher on a TODO that failed: %+v", d)
+	// A new test is no cause it can point to; a teacher that always
+	// misjudges blames it.
+	if d := ask(t, "teacher-error=0", spec, rec("h", core+newTest, record.StatusFailed, "")); d.Decision != "abstain" {
+		t.Fatalf("a failure with only a new test: %+v", d)
+	}
+	if d := ask(t, "teacher-error=1", spec, rec("i", core+newTest, record.StatusFailed, "")); d.Decision != "keep" || !strings.Contains(d.Justification, "TestTotalTwo") {
+		t.Fatalf("an always-wrong teacher on a new test that failed: %+v", d)
 	}
 }
 

@@ -45,9 +45,10 @@ func parseDiff(patch string) []fileChange {
 // trait is something a reader notices in a change.
 type trait struct {
 	id string
-	// defect is the teacher's belief: a trait it holds to be a defect
-	// (one that would make a change fail), or harmless.
-	defect bool
+	// suspicion is the teacher's belief: how likely it holds the trait to
+	// make a change fail, in any codebase. Its own, fixed, and right about
+	// any one world only in part (each world draws its own truth).
+	suspicion float64
 	// obvious is how likely a plain read (no reference to compare with)
 	// notices it; against a reference, a hunk the reference does not touch
 	// is read closely and nothing in it is missed.
@@ -90,7 +91,7 @@ func matching(ls []string, re *regexp.Regexp) []string {
 // traits is everything the teacher knows how to notice, in the order it
 // weighs them: the ones it takes most seriously first.
 var traits = []*trait{
-	{id: "check_removed", defect: true, obvious: 0.7,
+	{id: "check_removed", suspicion: 0.9, obvious: 0.75,
 		find: func(f fileChange) []string { return matching(f.removed, tErrCheck) },
 		blame: []string{
 			"The change deletes the check `%s`, so when that call fails the function carries on with bad data; that explains the failure.",
@@ -98,7 +99,7 @@ var traits = []*trait{
 			"The error handling is gone (`%s` was deleted), so errors from that call are silently dropped.",
 		},
 		clear: []string{"Removing `%s` is safe here."}},
-	{id: "blank_assign", defect: true, obvious: 0.8,
+	{id: "blank_assign", suspicion: 0.8, obvious: 0.7,
 		find: func(f fileChange) []string { return matching(f.added, tBlank) },
 		blame: []string{
 			"`%s` throws the error away instead of returning it, so callers are told the operation succeeded when it did not.",
@@ -106,7 +107,7 @@ var traits = []*trait{
 			"With `%s` the error is silently discarded; the caller cannot know the call failed.",
 		},
 		clear: []string{"`%s` only discards a value that is not needed."}},
-	{id: "loop_bound", defect: true, obvious: 0.5,
+	{id: "loop_bound", suspicion: 0.85, obvious: 0.6,
 		find: func(f fileChange) []string { return matching(f.added, tLeLen) },
 		blame: []string{
 			"The loop condition `%s` runs one step too far and indexes past the end of the slice.",
@@ -114,7 +115,7 @@ var traits = []*trait{
 			"The bound in `%s` should be strictly less than the length; as written it reads past the end.",
 		},
 		clear: []string{"The bound in `%s` is right for this loop."}},
-	{id: "test_removed", defect: true, obvious: 0.9,
+	{id: "test_removed", suspicion: 0.75, obvious: 0.85,
 		find: func(f fileChange) []string { return matching(f.removed, tTestFunc) },
 		blame: []string{
 			"The change deletes `%s`, an existing test, so the behaviour it guarded is no longer checked.",
@@ -122,7 +123,7 @@ var traits = []*trait{
 			"Deleting `%s` takes away coverage the project relied on.",
 		},
 		clear: []string{"Dropping `%s` removes an obsolete test."}},
-	{id: "api_renamed", defect: true, obvious: 0.5,
+	{id: "api_renamed", suspicion: 0.8, obvious: 0.6,
 		find: func(f fileChange) []string {
 			gone := map[string]bool{}
 			for _, l := range f.removed {
@@ -147,7 +148,7 @@ var traits = []*trait{
 			"Renaming the exported function to `%s` breaks code outside this package that still uses the old name.",
 		},
 		clear: []string{"The new name `%s` is only a rename."}},
-	{id: "nil_map", defect: true, obvious: 0.5,
+	{id: "nil_map", suspicion: 0.9, obvious: 0.55,
 		find: func(f fileChange) []string {
 			for _, l := range f.added {
 				if tMakeMap.MatchString(l) {
@@ -162,7 +163,7 @@ var traits = []*trait{
 			"With `%s` the map is never allocated before it is written to: a nil-map panic.",
 		},
 		clear: []string{"`%s` declares a map that is filled before use."}},
-	{id: "literal_return", defect: true, obvious: 0.6,
+	{id: "literal_return", suspicion: 0.85, obvious: 0.7,
 		find: func(f fileChange) []string { return matching(f.added, tLitReturn) },
 		blame: []string{
 			"`%s` returns a fixed value instead of computing the result from the inputs.",
@@ -170,7 +171,7 @@ var traits = []*trait{
 			"Instead of working out the value, the change returns a literal (`%s`).",
 		},
 		clear: []string{"`%s` returns a constant that is right in every case."}},
-	{id: "fresh_context", defect: true, obvious: 0.6,
+	{id: "fresh_context", suspicion: 0.6, obvious: 0.5,
 		find: func(f fileChange) []string { return matching(f.added, tFreshCtx) },
 		blame: []string{
 			"`%s` swaps the caller's context for a fresh one, so cancellation and deadlines no longer reach the call.",
@@ -178,7 +179,7 @@ var traits = []*trait{
 			"The change uses `%s` where the request's ctx belongs; timeouts stop propagating.",
 		},
 		clear: []string{"`%s` starts work that should outlive the request."}},
-	{id: "lock_removed", defect: true, obvious: 0.6,
+	{id: "lock_removed", suspicion: 0.8, obvious: 0.65,
 		find: func(f fileChange) []string { return matching(f.removed, tLock) },
 		blame: []string{
 			"The change removes `%s`, so concurrent callers now touch the shared data without synchronisation: a data race.",
@@ -186,7 +187,7 @@ var traits = []*trait{
 			"Dropping the mutex (`%s`) leaves shared state unprotected.",
 		},
 		clear: []string{"Removing `%s` is safe because nothing else touches this data."}},
-	{id: "realigned", defect: false, obvious: 0.9,
+	{id: "realigned", suspicion: 0.15, obvious: 0.85,
 		find: func(f fileChange) []string {
 			rem := map[string]int{}
 			for _, l := range f.removed {
@@ -219,7 +220,7 @@ var traits = []*trait{
 			"The large hunk that moves and re-aligns lines like `%s` is formatting only; behaviour is unchanged.",
 			"Lines such as `%s` were only moved or re-indented, which changes nothing at run time.",
 		}},
-	{id: "log_added", defect: false, obvious: 0.9,
+	{id: "log_added", suspicion: 0.05, obvious: 0.8,
 		find: func(f fileChange) []string { return matching(f.added, tLogCall) },
 		blame: []string{
 			"The change adds `%s`, noisy output that leaks internal details.",
@@ -229,7 +230,7 @@ var traits = []*trait{
 			"`%s` only writes a log message; it does not alter what the code does.",
 			"The added log line `%s` is diagnostic output, harmless to behaviour.",
 		}},
-	{id: "version_changed", defect: false, obvious: 0.9,
+	{id: "version_changed", suspicion: 0.3, obvious: 0.85,
 		find: func(f fileChange) []string {
 			if !strings.HasSuffix(f.path, "go.mod") {
 				return nil
@@ -244,7 +245,7 @@ var traits = []*trait{
 			"Moving the requirement to `%s` is a routine minor upgrade.",
 			"The go.mod line `%s` is a compatible version update.",
 		}},
-	{id: "doc_comments", defect: false, obvious: 0.9,
+	{id: "doc_comments", suspicion: 0.02, obvious: 0.8,
 		find: func(f fileChange) []string {
 			var out []string
 			for _, l := range f.added {
@@ -264,7 +265,7 @@ var traits = []*trait{
 			"The new comment `%s` documents the function and changes no code.",
 			"Comments such as `%s` only explain the code.",
 		}},
-	{id: "todo_note", defect: false, obvious: 0.95,
+	{id: "todo_note", suspicion: 0.25, obvious: 0.9,
 		find: func(f fileChange) []string { return matching(f.added, tTodo) },
 		blame: []string{
 			"`%s` admits the work is unfinished.",
@@ -274,7 +275,7 @@ var traits = []*trait{
 			"`%s` only records possible future work; the task itself is done.",
 			"The `%s` note is a reminder, not missing behaviour.",
 		}},
-	{id: "test_added", defect: false, obvious: 0.9,
+	{id: "test_added", suspicion: 0.05, obvious: 0.85,
 		find: func(f fileChange) []string { return matching(f.added, tTestFunc) },
 		blame: []string{
 			"The new test `%s` is wrong and fails.",
@@ -287,17 +288,22 @@ var traits = []*trait{
 }
 
 // noticed is a trait the teacher saw, with the line it would quote and
-// what it believes about it this time.
+// how suspicious it holds it this time.
 type noticed struct {
-	t      *trait
-	line   string
-	defect bool
+	t         *trait
+	line      string
+	suspicion float64
 }
+
+// defect says whether the teacher, this time, takes what it noticed for
+// a defect.
+func (n noticed) defect() bool { return n.suspicion >= 0.5 }
 
 // perceive reads a candidate diff as the teacher does. Against a
 // reference, the files the reference does not touch are read closely;
 // otherwise each trait is noticed as often as it is obvious. Each noticed
-// trait's belief is misjudged with probability errRate.
+// trait's belief is misjudged with probability errRate (its suspicion
+// turned round: a defect taken for harmless, or the other way).
 func perceive(g *Gen, candidate, reference string, errRate float64) []noticed {
 	scope := map[string]bool{}
 	for _, f := range parseDiff(reference) {
@@ -314,7 +320,11 @@ func perceive(g *Gen, candidate, reference string, errRate float64) []noticed {
 			seen := close || g.Float() < t.obvious
 			wrong := g.Float() < errRate
 			if seen {
-				out = append(out, noticed{t: t, line: lines[0], defect: t.defect != wrong})
+				sus := t.suspicion
+				if wrong {
+					sus = 1 - sus
+				}
+				out = append(out, noticed{t: t, line: lines[0], suspicion: sus})
 				break
 			}
 		}

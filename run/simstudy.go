@@ -1,0 +1,277 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/metrics"
+	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/sim"
+	"github.com/gavelhq/gavel/teacher"
+)
+
+// SimStudyConfig configures a study over simulated worlds (gavel sim
+// study): the demo's honest calibration and its controls, run in each of
+// Worlds worlds (seeds FirstSeed, FirstSeed+1, ...), each drawing its own
+// truth.
+type SimStudyConfig struct {
+	Worlds    int
+	FirstSeed uint64
+	// N records a world; Resamples for every interval; MaxIter for every
+	// calibration (default 5, the demo's).
+	N, Resamples, MaxIter int
+	Judges                []string // default passfail and rubric5
+	Log                   func(line string)
+	// Open gives a world a fresh store and its environment (records of
+	// different worlds share ids); done is called when the world is done.
+	Open func(ctx context.Context, seed uint64) (db DemoStore, env *Env, done func(), err error)
+}
+
+// SimStudyResult is gavel sim study's --json output; field names are a
+// contract.
+type SimStudyResult struct {
+	ResultVersion int    `json:"result_version"`
+	Simulated     bool   `json:"simulated"`
+	Note          string `json:"note"`
+	Records       int    `json:"records_per_world"`
+	// Worlds are the runs, one a world; Controls each control's gain over
+	// the worlds; Differences the honest gain minus each other control's,
+	// world by world.
+	Worlds      []WorldRun         `json:"worlds"`
+	Controls    []ControlOverWorld `json:"controls"`
+	Differences []ControlOverWorld `json:"differences"`
+	// Teacher is the honest teacher over the worlds: the most it
+	// corrected (a share of a world's training records) and in how many
+	// worlds the label noise rose after it.
+	Teacher struct {
+		MostCorrected float64 `json:"most_corrected_share"`
+		NoiseRose     int     `json:"worlds_noise_rose"`
+	} `json:"teacher"`
+}
+
+// WorldRun is one world of a study.
+type WorldRun struct {
+	Seed uint64 `json:"seed"`
+	// Fatal are the world's fatal signals; Surprises those whose effect
+	// here is not the one most worlds give them.
+	Fatal     []string `json:"fatal"`
+	Surprises []string `json:"surprises"`
+	Train     int      `json:"train"`
+	// Teacher is the honest teacher on passfail's training records:
+	// its decisions, and the share of labels that disagree with the
+	// world's truth about the code (a failure with no fatal signal, a
+	// pass with one) before and after it.
+	Teacher struct {
+		Kept           int     `json:"kept"`
+		Abstained      int     `json:"abstained"`
+		Corrected      int     `json:"corrected"`
+		CorrectedShare float64 `json:"corrected_share"`
+		NoiseBefore    float64 `json:"noise_before"`
+		NoiseAfter     float64 `json:"noise_after"`
+	} `json:"teacher"`
+	Gains []WorldGain `json:"gains"`
+}
+
+// WorldGain is one calibration's test gain in Scott's pi in one world.
+type WorldGain struct {
+	Control string         `json:"control"`
+	Judge   string         `json:"judge"`
+	Gain    metrics.Figure `json:"gain"`
+}
+
+// ControlOverWorld is a figure's distribution over the worlds: its mean
+// (with a bootstrap interval over worlds), range, and how many worlds'
+// own intervals lie above or below 0.
+type ControlOverWorld struct {
+	Control string         `json:"control"`
+	Judge   string         `json:"judge"`
+	Worlds  int            `json:"worlds"`
+	Mean    metrics.Figure `json:"mean"`
+	Min     float64        `json:"min"`
+	Max     float64        `json:"max"`
+	// Above and Below count worlds whose interval excludes 0 (for a
+	// difference: worlds where it is positive and negative).
+	Above int `json:"above_zero"`
+	Below int `json:"below_zero"`
+}
+
+// SimStudy runs the study, world by world.
+func SimStudy(ctx context.Context, cfg SimStudyConfig) (*SimStudyResult, error) {
+	if cfg.Worlds < 2 {
+		return nil, fmt.Errorf("a study over worlds needs at least 2 worlds, not %d", cfg.Worlds)
+	}
+	if cfg.MaxIter <= 0 {
+		cfg.MaxIter = 5
+	}
+	if len(cfg.Judges) == 0 {
+		cfg.Judges = []string{"passfail", "rubric5"}
+	}
+	log := func(format string, args ...any) {
+		if cfg.Log != nil {
+			cfg.Log(fmt.Sprintf(format, args...))
+		}
+	}
+	out := &SimStudyResult{ResultVersion: ResultVersion, Simulated: true, Records: cfg.N,
+		Note: "Ran on gavel's simulated world (--model sim), each world drawing which signals are fatal: a test of the machinery, not evidence about any real model."}
+	boot := metrics.BootstrapOptions{Resamples: cfg.Resamples, Seed: 1}
+	for k := range cfg.Worlds {
+		seed := cfg.FirstSeed + uint64(k)
+		w, err := studyWorld(ctx, cfg, seed, boot, log)
+		if err != nil {
+			return nil, fmt.Errorf("world %d: %w", seed, err)
+		}
+		out.Worlds = append(out.Worlds, *w)
+		out.Teacher.MostCorrected = max(out.Teacher.MostCorrected, w.Teacher.CorrectedShare)
+		if w.Teacher.NoiseAfter > w.Teacher.NoiseBefore {
+			out.Teacher.NoiseRose++
+		}
+	}
+	for _, c := range sim.Controls {
+		for _, j := range cfg.Judges {
+			var gains []float64
+			above, below := 0, 0
+			for _, w := range out.Worlds {
+				for _, g := range w.Gains {
+					if g.Control != c.Name || g.Judge != j || !g.Gain.Value.Defined() {
+						continue
+					}
+					gains = append(gains, g.Gain.Value.V)
+					if g.Gain.CI != nil && g.Gain.CI.Lo > 0 {
+						above++
+					}
+					if g.Gain.CI != nil && g.Gain.CI.Hi < 0 {
+						below++
+					}
+				}
+			}
+			out.Controls = append(out.Controls, overWorlds(c.Name, j, gains, above, below, boot))
+		}
+	}
+	for _, c := range sim.Controls[1:] {
+		for _, j := range cfg.Judges {
+			var diffs []float64
+			for _, w := range out.Worlds {
+				h, ok1 := gainOf(w, sim.Controls[0].Name, j)
+				o, ok2 := gainOf(w, c.Name, j)
+				if ok1 && ok2 {
+					diffs = append(diffs, h-o)
+				}
+			}
+			above, below := 0, 0
+			for _, d := range diffs {
+				if d > 0 {
+					above++
+				} else if d < 0 {
+					below++
+				}
+			}
+			out.Differences = append(out.Differences, overWorlds("honest - "+c.Name, j, diffs, above, below, boot))
+		}
+	}
+	return out, nil
+}
+
+func gainOf(w WorldRun, control, judgeName string) (float64, bool) {
+	for _, g := range w.Gains {
+		if g.Control == control && g.Judge == judgeName && g.Gain.Value.Defined() {
+			return g.Gain.Value.V, true
+		}
+	}
+	return 0, false
+}
+
+// overWorlds is a figure's distribution over worlds, its mean's interval
+// from resampling the worlds.
+func overWorlds(control, judgeName string, xs []float64, above, below int, boot metrics.BootstrapOptions) ControlOverWorld {
+	c := ControlOverWorld{Control: control, Judge: judgeName, Worlds: len(xs), Above: above, Below: below}
+	if len(xs) == 0 {
+		c.Mean = metrics.Figure{Value: metrics.Undef("no world gave a value"), Undefined: "no world gave a value"}
+		return c
+	}
+	c.Min, c.Max = slices.Min(xs), slices.Max(xs)
+	mean := func(idx []int) metrics.Value {
+		s := 0.0
+		for _, i := range idx {
+			s += xs[i]
+		}
+		return metrics.Def(s / float64(len(idx)))
+	}
+	c.Mean = metrics.WithCI(len(xs), mean, boot)
+	return c
+}
+
+// studyWorld runs one world: its records, the honest calibration and the
+// controls for each judge, and the honest teacher's figures.
+func studyWorld(ctx context.Context, cfg SimStudyConfig, seed uint64, boot metrics.BootstrapOptions, log func(string, ...any)) (*WorldRun, error) {
+	db, env, done, err := cfg.Open(ctx, seed)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	world := sim.NewWorld(seed)
+	w := &WorldRun{Seed: seed, Fatal: world.Fatal(), Surprises: world.Surprises()}
+	log("world %d (%s)", seed, world)
+	data, err := simData(ctx, db, sim.WorldOptions{N: cfg.N, Seed: seed, World: world})
+	if err != nil {
+		return nil, err
+	}
+	w.Train = len(data.Train)
+	for _, c := range sim.Controls {
+		for _, name := range cfg.Judges {
+			s, err := judge.Load(name)
+			if err != nil {
+				return nil, err
+			}
+			rc := demoConfig(s, c.TeacherModel, c.EditorModel, boot)
+			rc.MaxIter = cfg.MaxIter
+			log("world %d: %s, %s", seed, c.Name, name)
+			res, err := CalibrateOne(ctx, env, db, data, "main", rc, nil)
+			if err != nil {
+				return nil, err
+			}
+			w.Gains = append(w.Gains, WorldGain{Control: c.Name, Judge: name, Gain: res.Gain["scott_pi"]})
+			if c.Name == sim.Controls[0].Name && name == cfg.Judges[0] {
+				t := res.Teacher
+				w.Teacher.Kept, w.Teacher.Abstained, w.Teacher.Corrected = t.Kept, t.Abstained, t.Corrected
+				w.Teacher.CorrectedShare = float64(t.Corrected) / float64(max(len(data.Train), 1))
+				w.Teacher.NoiseBefore, w.Teacher.NoiseAfter = labelNoise(data.Train, res.Decisions)
+			}
+		}
+	}
+	return w, nil
+}
+
+// labelNoise is the share of training labels that disagree with the
+// world's truth about the code (a failure without a fatal signal, a pass
+// with one), before the teacher and among the labels it leaves (kept or
+// corrected).
+func labelNoise(train []*record.Record, ds []teacher.Decision) (before, after float64) {
+	fatal := map[string]bool{}
+	for _, r := range train {
+		var m struct{ Sim sim.Truth }
+		json.Unmarshal(r.Meta, &m)
+		fatal[r.ID] = m.Sim.Fatal
+	}
+	wrong := func(id string, l record.Label) bool { return (l == record.Fail) != fatal[id] }
+	n := 0
+	for _, r := range train {
+		if wrong(r.ID, r.Outcome.Label) {
+			n++
+		}
+	}
+	before = float64(n) / float64(max(len(train), 1))
+	left, bad := 0, 0
+	for _, d := range ds {
+		if d.Action == teacher.Abstain {
+			continue
+		}
+		left++
+		if wrong(d.RecordID, d.Label) {
+			bad++
+		}
+	}
+	return before, float64(bad) / float64(max(left, 1))
+}
