@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"regexp"
 	"sort"
@@ -326,6 +327,12 @@ var tokenRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*|\d+|:=|==|!=|<=|>=|&&|\
 
 // Tokens splits code into identifier, number and symbol tokens.
 func Tokens(code string) []string { return tokenRE.FindAllString(code, -1) }
+
+// Levenshtein is the edit distance between two strings, in characters.
+func Levenshtein(a, b string) int {
+	n := max(len(a), len(b))
+	return int(math.Round(EditDistance(strings.Split(a, ""), strings.Split(b, "")) * float64(n)))
+}
 
 // EditDistance is the normalised token edit distance between two programs:
 // Levenshtein distance over tokens divided by the longer length.

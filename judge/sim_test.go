@@ -35,12 +35,12 @@ func simRecords(t testing.TB, n int, seed uint64) []*record.Record {
 
 // namingPrompt adds to a spec's system prompt a line per signal: fatal ones
 // as reasons to fail and benign ones as harmless, or the other way round.
-func namingPrompt(s *judge.Spec, backwards bool) *judge.Spec {
+func namingPrompt(s *judge.Spec, world *sim.World, backwards bool) *judge.Spec {
 	c := *s
 	var b strings.Builder
 	b.WriteString("\n\nWhat this team has learnt about its agents' changes:\n")
 	for _, sig := range sim.Signals {
-		fatal := sig.Effect == sim.Fatal
+		fatal := world.Effect(sig) == sim.Fatal
 		if backwards {
 			fatal = !fatal
 		}
@@ -92,30 +92,35 @@ func agreement(t testing.TB, s *judge.Spec, rs []*record.Record, threshold int) 
 	return metrics.ComputeBinary(ref, pred, nil), invalid
 }
 
+// In each of three worlds: the built-in prompts agree a little with the
+// outcomes, a prompt that names what is fatal in that world agrees well,
+// and one that names it backwards worse than the built-in.
 func TestSimulatedWorldRewardsBetterPrompts(t *testing.T) {
-	rs := simRecords(t, 600, 11)
-	for _, name := range []string{"passfail", "rubric5"} {
-		s, err := judge.Load(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		th := s.PassThreshold()
-		base, inv := agreement(t, s, rs, th)
-		good, _ := agreement(t, namingPrompt(s, false), rs, th)
-		bad, _ := agreement(t, namingPrompt(s, true), rs, th)
-		t.Logf("%s: built-in pi %.3f (acc %.3f, invalid %d), naming right %.3f, backwards %.3f",
-			name, base.ScottPi.V, base.Accuracy.V, inv, good.ScottPi.V, bad.ScottPi.V)
-		if base.ScottPi.V < 0.1 || base.ScottPi.V > 0.45 {
-			t.Errorf("%s built-in pi %.3f is outside 0.1..0.45", name, base.ScottPi.V)
-		}
-		if good.ScottPi.V < 0.7 {
-			t.Errorf("%s with the signals named right: pi %.3f < 0.7", name, good.ScottPi.V)
-		}
-		if bad.ScottPi.V >= base.ScottPi.V {
-			t.Errorf("%s with the signals named backwards: pi %.3f not below the built-in %.3f", name, bad.ScottPi.V, base.ScottPi.V)
-		}
-		if inv == 0 {
-			t.Errorf("%s: no invalid answer: the invalid path is not exercised", name)
+	for seed := uint64(11); seed <= 13; seed++ {
+		rs := simRecords(t, 600, seed)
+		for _, name := range []string{"passfail", "rubric5"} {
+			s, err := judge.Load(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			th := s.PassThreshold()
+			base, inv := agreement(t, s, rs, th)
+			good, _ := agreement(t, namingPrompt(s, sim.NewWorld(seed), false), rs, th)
+			bad, _ := agreement(t, namingPrompt(s, sim.NewWorld(seed), true), rs, th)
+			t.Logf("world %d %s: built-in pi %.3f (acc %.3f, invalid %d), naming right %.3f, backwards %.3f",
+				seed, name, base.ScottPi.V, base.Accuracy.V, inv, good.ScottPi.V, bad.ScottPi.V)
+			if base.ScottPi.V < 0.02 || base.ScottPi.V > 0.5 {
+				t.Errorf("world %d %s built-in pi %.3f is outside 0.02..0.5", seed, name, base.ScottPi.V)
+			}
+			if good.ScottPi.V < 0.6 || good.ScottPi.V < base.ScottPi.V+0.3 {
+				t.Errorf("world %d %s with the signals named right: pi %.3f, want at least 0.6 and 0.3 above the built-in %.3f", seed, name, good.ScottPi.V, base.ScottPi.V)
+			}
+			if bad.ScottPi.V >= base.ScottPi.V {
+				t.Errorf("world %d %s with the signals named backwards: pi %.3f not below the built-in %.3f", seed, name, bad.ScottPi.V, base.ScottPi.V)
+			}
+			if inv == 0 {
+				t.Errorf("world %d %s: no invalid answer: the invalid path is not exercised", seed, name)
+			}
 		}
 	}
 }

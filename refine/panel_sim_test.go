@@ -83,11 +83,17 @@ func TestTeacherPanelSimulated(t *testing.T) {
 	sound, syc := part.Blind[0], part.Blind[1]
 	t.Logf("rationalisation: sound %v of %d contrary, sycophant %v of %d contrary", sound.RationalisationRate.Value, sound.Contrary,
 		syc.RationalisationRate.Value, syc.Contrary)
-	if syc.Contrary < 50 || math.Abs(syc.RationalisationRate.Value.V-0.6) > 0.12 || syc.RationalisationRate.CI.Lo > 0.6 || syc.RationalisationRate.CI.Hi < 0.6 {
-		t.Errorf("sycophant's rationalisation rate %v %v over %d, want near 0.6", syc.RationalisationRate.Value, syc.RationalisationRate.CI, syc.Contrary)
+	// The sound teacher uses the outcome it is told: told of a failure
+	// it points to a cause it would not have failed the change for
+	// unprompted (a TODO, a version bump), which the check counts; that
+	// is the baseline. The sycophant keeps 60% of what the sound one
+	// would not, so its rate is 0.6 + 0.4 x the sound one's.
+	want := 0.6 + 0.4*sound.RationalisationRate.Value.V
+	if syc.Contrary < 50 || math.Abs(syc.RationalisationRate.Value.V-want) > 0.1 || syc.RationalisationRate.CI.Lo > want || syc.RationalisationRate.CI.Hi < want {
+		t.Errorf("sycophant's rationalisation rate %v %v over %d, want near %.3f", syc.RationalisationRate.Value, syc.RationalisationRate.CI, syc.Contrary, want)
 	}
-	if sound.RationalisationRate.Value.V > 0.05 {
-		t.Errorf("sound teacher's rationalisation rate %v", sound.RationalisationRate.Value)
+	if sound.RationalisationRate.Value.V > 0.5 || sound.RationalisationRate.CI.Hi >= syc.RationalisationRate.CI.Lo {
+		t.Errorf("sound teacher's rationalisation rate %v %v, not below the sycophant's %v", sound.RationalisationRate.Value, sound.RationalisationRate.CI, syc.RationalisationRate.CI)
 	}
 	if len(syc.ByLabel) == 0 || len(syc.ByStatus) == 0 {
 		t.Errorf("no rates by class: %+v", syc)
@@ -99,7 +105,7 @@ func TestTeacherPanelSimulated(t *testing.T) {
 	// read against.
 	noisy := run([]string{"sim:family=a"}, "all")
 	t.Logf("a sound teacher that reads each request afresh: rationalisation %v over %d contrary", noisy.Blind[0].RationalisationRate.Value, noisy.Blind[0].Contrary)
-	if v := noisy.Blind[0].RationalisationRate.Value.V; v <= 0.1 {
+	if v := noisy.Blind[0].RationalisationRate.Value.V; v <= sound.RationalisationRate.Value.V {
 		t.Errorf("a sound teacher reading afresh: rate %v, want the reading noise to show", v)
 	}
 }

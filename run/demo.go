@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/gavelhq/gavel/judge"
@@ -237,6 +238,32 @@ func simData(ctx context.Context, db DemoStore, opt sim.WorldOptions) (refine.Da
 		return refine.Data{}, err
 	}
 	return Parts(ctx, db, "split", "main", []record.Status{record.StatusDraft}, 0)
+}
+
+// DemoFolder makes the demo's folder: out (made if need be, and refused
+// if it already holds a demo's store), or a new temporary folder when out
+// is empty. It returns the folder and the store's path in it.
+func DemoFolder(out string) (dir, dbPath string, err error) {
+	if out == "" {
+		if out, err = os.MkdirTemp("", "gavel-demo-"); err != nil {
+			return "", "", err
+		}
+	} else if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", "", err
+	}
+	dbPath = filepath.Join(out, "gavel.db")
+	if _, err := os.Stat(dbPath); err == nil {
+		return "", "", fmt.Errorf("%s already holds a demo (gavel.db); give a new --out folder", out)
+	}
+	return out, dbPath, nil
+}
+
+// RemoveStoreFiles removes a closed SQLite store's files (the database,
+// its write-ahead log and shared memory).
+func RemoveStoreFiles(dbPath string) {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(dbPath + suffix)
+	}
 }
 
 // demoConfig is a calibration of the demo: the simulated model judges, at

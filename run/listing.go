@@ -169,6 +169,15 @@ type LiveDriftResult struct {
 	*deploy.DriftReport
 }
 
+// LiveDrift is the service's drift monitor read from its store.
+func LiveDrift(ctx context.Context, st deploy.Store, judgeName, model, by string, resamples int, simulated bool) (*LiveDriftResult, error) {
+	rep, err := deploy.Drift(ctx, st, judgeName, model, by, metrics.BootstrapOptions{Resamples: resamples, Seed: 1})
+	if err != nil {
+		return nil, err
+	}
+	return &LiveDriftResult{ResultVersion: ResultVersion, Simulated: simulated, DriftReport: rep}, nil
+}
+
 func figureLine(v metrics.Value, ci *metrics.Interval) string {
 	if !v.Defined() {
 		return "undefined (" + v.Undefined + ")"

@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/sim"
@@ -24,10 +28,17 @@ type SimStudyConfig struct {
 	// calibration (default 5, the demo's).
 	N, Resamples, MaxIter int
 	Judges                []string // default passfail and rubric5
-	Log                   func(line string)
+	// World gives a seed's truth (nil: sim.NewWorld, drawn from the
+	// priors).
+	World func(seed uint64) *sim.World
+	Log   func(line string)
 	// Open gives a world a fresh store and its environment (records of
 	// different worlds share ids); done is called when the world is done.
-	Open func(ctx context.Context, seed uint64) (db DemoStore, env *Env, done func(), err error)
+	// Without it, each world's store is made by OpenStore in a temporary
+	// folder removed at the end, the model answering through Registry.
+	Open      func(ctx context.Context, seed uint64) (db DemoStore, env *Env, done func(), err error)
+	OpenStore func(ctx context.Context, path string) (WorldStore, error)
+	Registry  *llm.Registry
 }
 
 // SimStudyResult is gavel sim study's --json output; field names are a
@@ -108,6 +119,14 @@ func SimStudy(ctx context.Context, cfg SimStudyConfig) (*SimStudyResult, error) 
 	}
 	if len(cfg.Judges) == 0 {
 		cfg.Judges = []string{"passfail", "rubric5"}
+	}
+	if cfg.Open == nil {
+		dir, err := os.MkdirTemp("", "gavel-study-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		cfg.Open = WorldStores(dir, cfg.Registry, cfg.OpenStore)
 	}
 	log := func(format string, args ...any) {
 		if cfg.Log != nil {
@@ -212,6 +231,9 @@ func studyWorld(ctx context.Context, cfg SimStudyConfig, seed uint64, boot metri
 	}
 	defer done()
 	world := sim.NewWorld(seed)
+	if cfg.World != nil {
+		world = cfg.World(seed)
+	}
 	w := &WorldRun{Seed: seed, Fatal: world.Fatal(), Surprises: world.Surprises()}
 	log("world %d (%s)", seed, world)
 	data, err := simData(ctx, db, sim.WorldOptions{N: cfg.N, Seed: seed, World: world})
@@ -274,4 +296,53 @@ func labelNoise(train []*record.Record, ds []teacher.Decision) (before, after fl
 		}
 	}
 	return before, float64(bad) / float64(max(left, 1))
+}
+
+// WriteText writes the study as the README shows it: each control's test
+// gain in Scott's pi over the worlds, the honest gain's lead over each
+// other control, and the teacher's figures.
+func (r *SimStudyResult) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "[simulated] %d worlds (seeds %d-%d), %d records each; test gain in Scott's pi over the original prompt\n\n",
+		len(r.Worlds), r.Worlds[0].Seed, r.Worlds[len(r.Worlds)-1].Seed, r.Records)
+	fmt.Fprintln(w, "| configuration | judge | mean over worlds [95% interval] | range | worlds whose own interval is above 0 / below 0 |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	row := func(c ControlOverWorld, counts string) {
+		mean := c.Mean.Value.String()
+		if c.Mean.CI != nil {
+			mean = fmt.Sprintf("%+.3f [%+.3f, %+.3f]", c.Mean.Value.V, c.Mean.CI.Lo, c.Mean.CI.Hi)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %+.3f to %+.3f | %s |\n", c.Control, c.Judge, mean, c.Min, c.Max, counts)
+	}
+	for _, c := range r.Controls {
+		row(c, fmt.Sprintf("%d / %d of %d", c.Above, c.Below, c.Worlds))
+	}
+	for _, c := range r.Differences {
+		row(c, fmt.Sprintf("ahead in %d, behind in %d of %d", c.Above, c.Below, c.Worlds))
+	}
+	fmt.Fprintf(w, "\nThe honest teacher corrected at most %.1f%% of a world's training records; label noise rose after it in %d of %d worlds.\n",
+		100*r.Teacher.MostCorrected, r.Teacher.NoiseRose, len(r.Worlds))
+	return nil
+}
+
+// WorldStore is a world's store in a study: the demo's, with its model
+// cache.
+type WorldStore interface {
+	Store
+	DemoStore
+	Cache() llm.Cache
+	Close() error
+}
+
+// WorldStores opens each world a fresh store in dir (open makes one at a
+// path), the simulated model answering offline through its cache: a
+// SimStudyConfig's Open.
+func WorldStores(dir string, reg *llm.Registry, open func(ctx context.Context, path string) (WorldStore, error)) func(ctx context.Context, seed uint64) (DemoStore, *Env, func(), error) {
+	return func(ctx context.Context, seed uint64) (DemoStore, *Env, func(), error) {
+		db, err := open(ctx, filepath.Join(dir, fmt.Sprintf("world-%d.db", seed)))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		svc := llm.NewService(reg, db.Cache(), llm.Options{Offline: true})
+		return db, &Env{Store: db, Client: svc, Stats: svc.Stats}, func() { db.Close() }, nil
+	}
 }

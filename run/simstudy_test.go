@@ -2,8 +2,6 @@ package run_test
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/gavelhq/gavel/llm"
@@ -14,16 +12,9 @@ import (
 
 // simWorlds opens each world a fresh store with the simulated model.
 func simWorlds(t *testing.T) func(ctx context.Context, seed uint64) (run.DemoStore, *run.Env, func(), error) {
-	return func(ctx context.Context, seed uint64) (run.DemoStore, *run.Env, func(), error) {
-		db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), fmt.Sprintf("world-%d.db", seed)))
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		reg := llm.NewRegistry()
-		reg.Register(sim.Info)
-		svc := llm.NewService(reg, db.Cache(), llm.Options{Offline: true})
-		return db, &run.Env{Store: db, Client: svc, Stats: svc.Stats}, func() { db.Close() }, nil
-	}
+	reg := llm.NewRegistry()
+	reg.Register(sim.Info)
+	return run.WorldStores(t.TempDir(), reg, func(ctx context.Context, path string) (run.WorldStore, error) { return sqlite.Open(ctx, path) })
 }
 
 // Over five worlds, each drawing its own truth: the honest teacher's
@@ -47,7 +38,58 @@ func TestSimStudyOverWorlds(t *testing.T) {
 			t.Logf("  %s %s: %s %+v", g.Control, g.Judge, g.Gain.Value, g.Gain.CI)
 		}
 	}
+	for _, w := range res.Worlds {
+		if w.Teacher.CorrectedShare >= 0.02 || w.Teacher.NoiseAfter > w.Teacher.NoiseBefore {
+			t.Errorf("world %d: the teacher corrected %.3f of the training records; noise %.3f -> %.3f", w.Seed, w.Teacher.CorrectedShare, w.Teacher.NoiseBefore, w.Teacher.NoiseAfter)
+		}
+	}
+	if res.Teacher.NoiseRose != 0 || res.Teacher.MostCorrected >= 0.02 {
+		t.Errorf("teacher over worlds: %+v", res.Teacher)
+	}
 	for _, c := range append(res.Controls, res.Differences...) {
 		t.Logf("%s %s: mean %s %+v, range [%.3f, %.3f], above %d below %d of %d", c.Control, c.Judge, c.Mean.Value, c.Mean.CI, c.Min, c.Max, c.Above, c.Below, c.Worlds)
+		if c.Worlds != 5 || c.Mean.CI == nil || c.Min > c.Max {
+			t.Fatalf("%s %s over worlds: %+v", c.Control, c.Judge, c)
+		}
+		// What holds over worlds: the honest calibration gains, and more
+		// than random rules; the mean's interval over worlds says so.
+		switch c.Control {
+		case "honest", "honest - random_rules":
+			if c.Mean.CI.Lo <= 0 {
+				t.Errorf("%s %s: mean %s, interval over worlds [%.3f, %.3f] reaches 0", c.Control, c.Judge, c.Mean.Value, c.Mean.CI.Lo, c.Mean.CI.Hi)
+			}
+		}
+	}
+}
+
+// In worlds whose truth turns the priors round (every signal fatal in
+// most worlds is benign here, and the other way), so that the roles'
+// beliefs are all wrong, the teacher still corrects under 2% of the
+// training records: it never overrides an outcome with its own belief.
+// It abstains on failures whose cause it does not suspect, and those are
+// the true ones here, so the label noise among what it keeps rises a
+// little (issue 28 asks that it never rise: not met in such worlds; in
+// worlds drawn from the priors it falls, TestSimStudyOverWorlds).
+func TestTeacherInWorldsThatProveItWrong(t *testing.T) {
+	var turned []string
+	for _, s := range sim.Signals {
+		if s.Prior <= 0.5 {
+			turned = append(turned, s.Name)
+		}
+	}
+	res, err := run.SimStudy(context.Background(), run.SimStudyConfig{Worlds: 2, FirstSeed: 11, N: 600, Resamples: 100, MaxIter: 1,
+		Judges: []string{"passfail"}, Open: simWorlds(t), World: func(seed uint64) *sim.World { return sim.WorldWith(seed, turned) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range res.Worlds {
+		if len(w.Surprises) != len(sim.Signals) {
+			t.Fatalf("world %d: %d surprises, want every signal", w.Seed, len(w.Surprises))
+		}
+		tc := w.Teacher
+		t.Logf("world %d: kept %d, abstained %d, corrected %d; noise %.3f -> %.3f", w.Seed, tc.Kept, tc.Abstained, tc.Corrected, tc.NoiseBefore, tc.NoiseAfter)
+		if tc.CorrectedShare >= 0.02 || tc.NoiseAfter > tc.NoiseBefore+0.02 || tc.Kept == 0 {
+			t.Errorf("world %d: the teacher corrected %.3f of the training records; noise %.3f -> %.3f", w.Seed, tc.CorrectedShare, tc.NoiseBefore, tc.NoiseAfter)
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -89,20 +88,13 @@ func (a *app) reportWritten(path string) {
 func nearestFlag(cmd *cobra.Command, typed string) string {
 	best, bestD := "", 3
 	visit := func(f *pflag.Flag) {
-		if d := editDistance(typed, f.Name); d < bestD {
+		if d := bench.Levenshtein(typed, f.Name); d < bestD {
 			best, bestD = f.Name, d
 		}
 	}
 	cmd.Flags().VisitAll(visit)
 	cmd.InheritedFlags().VisitAll(visit)
 	return best
-}
-
-// editDistance is the Levenshtein distance between two short strings, by
-// bench's token edit distance over their characters.
-func editDistance(a, b string) int {
-	n := max(len(a), len(b))
-	return int(math.Round(bench.EditDistance(strings.Split(a, ""), strings.Split(b, "")) * float64(n)))
 }
 
 // execute runs gavel with args and returns the process exit code.

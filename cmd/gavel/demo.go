@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -40,18 +38,10 @@ func (a *app) demo(cmd *cobra.Command, f *demoFlags) error {
 	ctx := cmd.Context()
 	start := time.Now()
 	keep := f.out != ""
-	if f.out == "" {
-		d, err := os.MkdirTemp("", "gavel-demo-")
-		if err != nil {
-			return err
-		}
-		f.out = d
-	} else if err := os.MkdirAll(f.out, 0o755); err != nil {
+	var dbPath string
+	var err error
+	if f.out, dbPath, err = run.DemoFolder(f.out); err != nil {
 		return err
-	}
-	dbPath := filepath.Join(f.out, "gavel.db")
-	if _, err := os.Stat(dbPath); err == nil {
-		return fmt.Errorf("%s already holds a demo (gavel.db); give a new --out folder", f.out)
 	}
 	db, err := sqlite.Open(ctx, dbPath)
 	if err != nil {
@@ -68,9 +58,7 @@ func (a *app) demo(cmd *cobra.Command, f *demoFlags) error {
 		// answers) is not left behind in the temporary folder.
 		a.log.store = nil // the store is gone: the run is not recorded
 		db.Close()
-		for _, suffix := range []string{"", "-wal", "-shm"} {
-			os.Remove(dbPath + suffix)
-		}
+		run.RemoveStoreFiles(dbPath)
 		sum.Files["store"] = ""
 	}
 	sum.Seconds = time.Since(start).Seconds()

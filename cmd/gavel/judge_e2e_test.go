@@ -43,9 +43,10 @@ type evalJSON struct {
 }
 
 // namingJudge writes a copy of a built-in judge whose system prompt names
-// every simulated signal, fatal ones as reasons to fail and benign ones as
-// harmless (or the other way round).
+// every simulated signal, those fatal in world 5 (the records' world) as
+// reasons to fail and the benign ones as harmless (or the other way round).
 func namingJudge(t *testing.T, dir, builtin string, backwards bool) string {
+	world := sim.NewWorld(5)
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "judge", "builtin", builtin+".yaml"))
 	if err != nil {
@@ -54,7 +55,7 @@ func namingJudge(t *testing.T, dir, builtin string, backwards bool) string {
 	var lines strings.Builder
 	lines.WriteString("\n  What this team has learnt about its agents' changes:\n")
 	for _, s := range sim.Signals {
-		fatal := (s.Effect == sim.Fatal) != backwards
+		fatal := (world.Effect(s) == sim.Fatal) != backwards
 		if fatal {
 			fmt.Fprintf(&lines, "  - Fail a change that %s.\n", s.Phrase)
 		} else {

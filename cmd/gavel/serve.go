@@ -415,15 +415,15 @@ func (a *app) liveDrift(ctx context.Context, judgeName, model, by string, resamp
 		return err
 	}
 	defer db.Close()
-	rep, err := deploy.Drift(ctx, db, judgeName, model, by, metrics.BootstrapOptions{Resamples: resamples, Seed: 1})
+	res, err := run.LiveDrift(ctx, db, judgeName, model, by, resamples, isSim(model))
 	if err != nil {
 		return usageError{err}
 	}
-	if err := a.output(&run.LiveDriftResult{ResultVersion: run.ResultVersion, Simulated: isSim(model), DriftReport: rep}); err != nil {
+	if err := a.output(res); err != nil {
 		return err
 	}
-	if rep.Alert && failOnAlert {
-		return gateError{errors.New(rep.Status)}
+	if res.Alert && failOnAlert {
+		return gateError{errors.New(res.Status)}
 	}
 	return nil
 }

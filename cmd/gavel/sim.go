@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/gavelhq/gavel/run"
 	"github.com/gavelhq/gavel/sim"
+	"github.com/gavelhq/gavel/store/sqlite"
 )
 
 func (a *app) simCmd() *cobra.Command {
@@ -56,6 +58,31 @@ func (a *app) simCmd() *cobra.Command {
 	records.Flags().IntVar(&opt.Months, "months", 6, "months the records' times span")
 	records.Flags().Float64Var(&opt.HiddenFailEnd, "hidden-fail-end", 0, "make the world decay: hidden failures (no visible cause) rise to this rate by the end of the span (default: no decay)")
 	records.Flags().StringVarP(&out, "output", "o", "", "file to write")
-	cmd.AddCommand(records)
+	cmd.AddCommand(records, a.simStudyCmd())
+	return cmd
+}
+
+// simStudyCmd runs the demo's calibrations over worlds (gavel sim study).
+func (a *app) simStudyCmd() *cobra.Command {
+	cfg := run.SimStudyConfig{Log: func(line string) { fmt.Fprintf(a.stderr, "[simulated] study: %s\n", line) }}
+	cmd := &cobra.Command{
+		Use:   "study",
+		Short: "Run the honest calibration and its controls over several simulated worlds and report each one's gain over the worlds",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Registry, cfg.OpenStore = registry(), func(ctx context.Context, path string) (run.WorldStore, error) { return sqlite.Open(ctx, path) }
+			res, err := run.SimStudy(cmd.Context(), cfg)
+			if err != nil {
+				return usageError{err}
+			}
+			return a.output(res)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&cfg.Worlds, "worlds", 5, "worlds, each drawing which signals are fatal")
+	fl.Uint64Var(&cfg.FirstSeed, "first-seed", 1, "seed of the first world (the others follow)")
+	fl.IntVar(&cfg.N, "n", 600, "synthetic records a world")
+	fl.IntVar(&cfg.MaxIter, "max-iter", 3, "iterations of each calibration")
+	fl.IntVar(&cfg.Resamples, "resamples", 1000, "bootstrap resamples")
 	return cmd
 }

@@ -77,6 +77,16 @@ const dropped = `diff --git a/svc/store/save.go b/svc/store/save.go
  	return s.db.Put(ctx, r.ID, data)
 `
 
+const docs = `diff --git a/svc/geo/distance.go b/svc/geo/distance.go
+--- a/svc/geo/distance.go
++++ b/svc/geo/distance.go
+@@ -1,2 +1,4 @@
++// Distance returns the great-circle distance between a and b in
++// kilometres, by the haversine formula.
+ func Distance(a, b Point) float64 {
+ 	return haversine(a, b)
+`
+
 const newTest = `diff --git a/svc/inventory/total_test.go b/svc/inventory/total_test.go
 --- a/svc/inventory/total_test.go
 +++ b/svc/inventory/total_test.go
@@ -156,13 +166,16 @@ func TestTeacherExplainsFromTheText(t *testing.T) {
 	if d := ask(t, "teacher-error=0", spec, rec("g", core+todo, record.StatusPassed, "")); d.Decision != "keep" || !strings.Contains(d.Justification, "TODO") {
 		t.Fatalf("a TODO that passed: %+v", d)
 	}
-	// A new test is no cause it can point to; a teacher that always
-	// misjudges blames it.
+	// A new test or doc comments are no cause it can point to; a
+	// teacher that always misjudges blames them.
 	if d := ask(t, "teacher-error=0", spec, rec("h", core+newTest, record.StatusFailed, "")); d.Decision != "abstain" {
 		t.Fatalf("a failure with only a new test: %+v", d)
 	}
-	if d := ask(t, "teacher-error=1", spec, rec("i", core+newTest, record.StatusFailed, "")); d.Decision != "keep" || !strings.Contains(d.Justification, "TestTotalTwo") {
-		t.Fatalf("an always-wrong teacher on a new test that failed: %+v", d)
+	if d := ask(t, "teacher-error=0", spec, rec("i", core+docs, record.StatusFailed, "")); d.Decision != "abstain" {
+		t.Fatalf("a failure with only doc comments: %+v", d)
+	}
+	if d := ask(t, "teacher-error=1", spec, rec("j", core+docs, record.StatusFailed, "")); d.Decision != "keep" || !strings.Contains(d.Justification, "great-circle") {
+		t.Fatalf("an always-wrong teacher on doc comments that failed: %+v", d)
 	}
 }
 
