@@ -4,19 +4,21 @@
 // real models.
 //
 // Knowledge is separated by structure. This package is the world: it owns
-// the truth (the catalogue's Effect of each signal, hidden failures,
-// non-code abandonments, in records.go) and the judge's hidden behaviour
-// (judge.go, lexicon.go). Every role that stands for a model (teacher,
-// proposer, applier, perturbation applier, generator, program graders,
-// critic) lives in package sim/roles, which cannot import this one, and
-// answers from the text of its request alone. No simulated model, the
-// judge included, reads a signal's Effect: tests turn every effect round
-// and check that every answer stays byte for byte the same.
+// the truth (which signals are fatal, drawn for each world from the
+// signals' priors in world.go; hidden failures, non-code abandonments, in
+// records.go) and the judge's hidden behaviour (judge.go, lexicon.go).
+// Every role that stands for a model (teacher, proposer, applier,
+// perturbation applier, generator, program graders, critic) lives in
+// package sim/roles, which cannot import this one, names none of its
+// signals, and answers from the text of its request alone. No simulated
+// model, the judge included, reads a world's truth: tests redraw it and
+// check that every answer stays byte for byte the same.
 //
 // The world's parameters, and the demo figures each drives:
 //
-//   - The catalogue (signals.go): each signal's Effect (the truth: fatal
-//     or benign) and the rates in records.go (which signals appear, drifting
+//   - The catalogue (signals.go): each signal's Prior (how likely it is
+//     fatal in a world; each world draws its truth from these) and the
+//     rates in records.go (which signals appear, drifting
 //     over six months) decide the records' outcomes together with
 //     FatalFailRate, HiddenFailRate, NonCodeRate and DraftRate. They set
 //     the label mix, the share of failures no one can explain (so the

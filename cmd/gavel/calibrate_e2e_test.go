@@ -426,9 +426,13 @@ func TestDemo(t *testing.T) {
 	if tp.Quorum != "majority" || len(tp.Teachers) != 3 || len(tp.LabelBlind) != 3 || tp.KeptPanel >= tp.KeptAlone {
 		t.Fatalf("teacher panel: %+v", tp)
 	}
-	for i, want := range []float64{0, 0, 1} {
-		if v := tp.LabelBlind[i].RationalisationRate.Value; v == nil || *v != want || tp.LabelBlind[i].RationalisationRate.CI == nil {
-			t.Fatalf("label-blind %s: %+v, want %v", tp.LabelBlind[i].Model, tp.LabelBlind[i].RationalisationRate, want)
+	// The sycophant keeps every contrary label; the sound teachers, which
+	// use the outcome to point to causes they would not have failed a
+	// change for unprompted, keep fewer.
+	for i := range 3 {
+		v := tp.LabelBlind[i].RationalisationRate.Value
+		if v == nil || tp.LabelBlind[i].RationalisationRate.CI == nil || (i == 2) != (*v == 1) {
+			t.Fatalf("label-blind %s: %+v", tp.LabelBlind[i].Model, tp.LabelBlind[i].RationalisationRate)
 		}
 	}
 	if s.World != "sim" || len(s.Judges) != 2 || s.Teacher.Kept == 0 || s.Noise.Flip != 0.25 || s.Noise.After >= s.Noise.Before || s.ModelCalls.Live == 0 {
@@ -458,41 +462,26 @@ func TestDemo(t *testing.T) {
 	if s.Judges[0].RevisionsOverCap+s.Judges[1].RevisionsOverCap == 0 {
 		t.Errorf("no revision was refused for the length cap: %s", b)
 	}
-	// The controls: the gain depends on the evidence. The honest run's
-	// gain is supported for at least one judge; random rules and an
-	// unreliable teacher gain less than the honest one. (Random rules can
-	// gain a supported amount on rubric5: half their pool is true advice
-	// in this world, issue 28's finding; seed 3 shows it under the
-	// lower-bound selection.)
-	gain := map[string]map[string]float64{}
+	// The controls, in one world: only their figures are checked here.
+	// What holds over worlds (the honest gain above 0, and above random
+	// rules) is claimed from gavel sim study (TestSimStudyOverWorlds,
+	// TestREADMEStudyTable), never from one seed.
 	supported := 0
+	names := map[string]bool{}
 	for _, c := range s.Controls {
 		if c.Gain.ScottPi == nil || len(c.Gain.CI) != 2 || c.Original.ScottPi == nil || c.Calibrated.ScottPi == nil {
 			t.Fatalf("control %s %s without figures: %s", c.Name, c.Judge, b)
 		}
-		if gain[c.Name] == nil {
-			gain[c.Name] = map[string]float64{}
-		}
-		gain[c.Name][c.Judge] = *c.Gain.ScottPi
-		switch c.Name {
-		case "honest":
-			if c.Gain.CI[0] > 0 {
-				supported++
-			}
+		names[c.Name] = true
+		if c.Name == "honest" && c.Gain.CI[0] > 0 {
+			supported++
 		}
 	}
-	if len(s.Controls) != 6 || len(gain) != 3 {
+	if len(s.Controls) != 6 || len(names) != 3 {
 		t.Fatalf("controls: want honest, unreliable_teacher and random_rules for both judges: %s", b)
 	}
 	if supported == 0 {
 		t.Errorf("the honest calibration's gain interval includes 0 for every judge")
-	}
-	for _, j := range []string{"passfail", "rubric5"} {
-		for _, control := range []string{"unreliable_teacher", "random_rules"} {
-			if gain[control][j] >= gain["honest"][j] {
-				t.Errorf("%s: %s gained %.3f, not less than the honest %.3f", j, control, gain[control][j], gain["honest"][j])
-			}
-		}
 	}
 	for _, f := range []string{"report.html", "summary.md"} {
 		b, err := os.ReadFile(filepath.Join(out, f))

@@ -167,7 +167,7 @@ func TestREADMECommandsRun(t *testing.T) {
 		"gavel view":          "serves until stopped (TestViewer runs it)",
 	}
 	// Bounds on the work of heavy lines.
-	bound := map[string][]string{"gavel bench build": {"--limit", "2"}, "gavel acr --instructions": {"--limit", "3"}, "gavel acr check": {"--limit", "3"}}
+	bound := map[string][]string{"gavel sim study": {"--worlds", "2", "--n", "200", "--max-iter", "1", "--resamples", "100"}, "gavel bench build": {"--limit", "2"}, "gavel acr --instructions": {"--limit", "3"}, "gavel acr check": {"--limit", "3"}}
 	// Lines whose documented use is to fail: a gate under its bar.
 	gate := map[string]string{"--fail-under-pi": "is under --fail-under-pi"}
 	// What a line needs that an earlier one did not leave: a pending call
@@ -351,5 +351,21 @@ func TestREADMECommandParsing(t *testing.T) {
 		if got := readmeCommands(c.line); fmt.Sprint(got) != fmt.Sprint(c.want) {
 			t.Errorf("%q: got %q, want %q", c.line, got, c.want)
 		}
+	}
+}
+
+// The README's table of the simulated world over worlds is gavel sim
+// study's output on its defaults, as it is now.
+func TestREADMEStudyTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the study over five worlds")
+	}
+	out := mustGavel(t, filepath.Join(t.TempDir(), "unused.db"), "sim", "study")
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), strings.TrimRight(out, "\n")) {
+		t.Fatalf("the README's table is not gavel sim study's output; regenerate it with go run ./cmd/gavel sim study:\n%s", out)
 	}
 }
