@@ -11,6 +11,9 @@ import (
 type Plan struct {
 	Prices *PriceTable `json:"-"`
 	Lines  []*PlanLine `json:"lines"`
+	// seen are the keys of the exact requests planned so far: a request
+	// identical to an earlier one is answered by it, not sent again.
+	seen map[string]bool
 }
 
 // PlanLine is the calls of one role in one stage.
@@ -19,11 +22,14 @@ type PlanLine struct {
 	Stage string `json:"stage"`
 	Model string `json:"model"`
 	// Calls is the number of requests (an upper bound when Exact is
-	// false); Cached how many the cache already answers; ToSend the rest.
-	Calls  int  `json:"calls"`
-	Cached int  `json:"cached"`
-	ToSend int  `json:"to_send"`
-	Exact  bool `json:"exact"`
+	// false); Cached how many the cache already answers; Repeats how many
+	// are identical to an earlier request of the run (two records with the
+	// same inputs), answered by it; ToSend the rest.
+	Calls   int  `json:"calls"`
+	Cached  int  `json:"cached"`
+	Repeats int  `json:"repeats"`
+	ToSend  int  `json:"to_send"`
+	Exact   bool `json:"exact"`
 	// InputTokens are estimated (characters over four) and
 	// OutputTokensMax bounded (each answer's max_tokens) for the calls to
 	// send.
@@ -79,13 +85,21 @@ func (p *Plan) Exact(ctx context.Context, cache Cache, role, stage string, reqs 
 		return nil
 	}
 	l := &PlanLine{Role: role, Stage: stage, Model: reqs[0].Model, Exact: true, Priced: true}
+	if p.seen == nil {
+		p.seen = map[string]bool{}
+	}
 	for _, req := range reqs {
 		l.Calls++
+		key, err := Key(req)
+		if err != nil {
+			return err
+		}
+		if p.seen[key] {
+			l.Repeats++
+			continue
+		}
+		p.seen[key] = true
 		if cache != nil {
-			key, err := Key(req)
-			if err != nil {
-				return err
-			}
 			e, err := cache.Get(ctx, key)
 			if err != nil {
 				return fmt.Errorf("cache: %w", err)
@@ -125,6 +139,7 @@ func (p *Plan) Total() PlanLine {
 	for _, l := range p.Lines {
 		t.Calls += l.Calls
 		t.Cached += l.Cached
+		t.Repeats += l.Repeats
 		t.ToSend += l.ToSend
 		t.InputTokens += l.InputTokens
 		t.OutputTokensMax += l.OutputTokensMax

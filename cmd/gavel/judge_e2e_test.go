@@ -96,11 +96,13 @@ func TestSimulatedWorldEndToEnd(t *testing.T) {
 		if !base.Simulated || base.N < 300 || base.ScottPi.CI == nil || base.ScottPi.CI.Groups < 50 {
 			t.Fatalf("%s: %+v", builtin, base)
 		}
-		if v := *base.ScottPi.Value; v < 0.1 || v > 0.45 {
-			t.Errorf("%s built-in pi %.3f outside 0.1..0.45", builtin, v)
+		// As the judge package checks over three worlds (its figures
+		// vary with the world).
+		if v := *base.ScottPi.Value; v < 0.02 || v > 0.5 {
+			t.Errorf("%s built-in pi %.3f outside 0.02..0.5", builtin, v)
 		}
-		if v := *good.ScottPi.Value; v < 0.7 {
-			t.Errorf("%s with the signals named: pi %.3f < 0.7", builtin, v)
+		if v := *good.ScottPi.Value; v < 0.6 || v < *base.ScottPi.Value+0.3 {
+			t.Errorf("%s with the signals named: pi %.3f, want at least 0.6 and 0.3 above the built-in", builtin, v)
 		}
 		if *bad.ScottPi.Value >= *base.ScottPi.Value {
 			t.Errorf("%s named backwards: pi %.3f not below the built-in %.3f", builtin, *bad.ScottPi.Value, *base.ScottPi.Value)

@@ -167,12 +167,13 @@ func TestServeGateAndOutcome(t *testing.T) {
 
 // promote through the CLI: the calibration's own starting prompt has no
 // gain and is refused (exit 1, with the interval); the calibrated version
-// is promoted; rollback goes back.
+// is promoted; rollback goes back. (World 1: one whose calibration selects
+// a version, as most do; the demo's world 3 keeps the original.)
 func TestPromoteCLI(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "gavel.db")
 	recs := filepath.Join(dir, "sim.jsonl")
-	mustGavel(t, db, "sim", "records", "--n", "1200", "--seed", "3", "-o", recs)
+	mustGavel(t, db, "sim", "records", "--n", "1200", "--seed", "1", "-o", recs)
 	mustGavel(t, db, "ingest", recs)
 	mustGavel(t, db, "split", "main", "--exclude-status", "draft")
 	var cal struct {
