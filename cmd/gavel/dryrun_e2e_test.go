@@ -21,8 +21,8 @@ type dryRunJSON struct {
 	} `json:"lines"`
 	Total struct {
 		Calls, Cached, Repeats int
-		ToSend        int `json:"to_send"`
-		Exact         bool
+		ToSend                 int `json:"to_send"`
+		Exact                  bool
 	} `json:"total"`
 }
 
