@@ -346,7 +346,18 @@ func PairwiseRequests(spec *judge.Spec, model string, in *Instruction, answer st
 // Judge runs the pairwise judge in both orders on an answer against the
 // instruction's reference and combines the two.
 func Judge(ctx context.Context, client llm.Client, spec *judge.Spec, model string, in *Instruction, answer string) (Judgement, string, error) {
-	ab, ba, err := PairwiseRequests(spec, model, in, answer)
+	return JudgeAnswers(ctx, client, spec, model, in, answer, in.Reference)
+}
+
+// JudgeAnswers runs the pairwise judge in both orders on two answers to
+// an instruction (each takes either position once) and combines the two:
+// the Judgement's Sample is answer, its Reference other.
+func JudgeAnswers(ctx context.Context, client llm.Client, spec *judge.Spec, model string, in *Instruction, answer, other string) (Judgement, string, error) {
+	ab, err := spec.Request(model, judge.Input{Instruction: in.Instruction, AnswerA: answer, AnswerB: other})
+	if err != nil {
+		return Judgement{}, "", err
+	}
+	ba, err := spec.Request(model, judge.Input{Instruction: in.Instruction, AnswerA: other, AnswerB: answer})
 	if err != nil {
 		return Judgement{}, "", err
 	}

@@ -129,24 +129,39 @@ func WriteACR(w io.Writer, r *ACRReport) error {
 			return row
 		}
 		checkCharts = append(checkCharts, IntervalChart("Judge check (95% intervals)", []Interval{
-			iv("agreement with tests", c.Agreement), iv("self-preference", c.SelfPreference)}, 0, 1))
+			iv("agreement with tests", c.Agreement), iv("where the executor decides", c.AgreementExecutor),
+			iv("where the judge decides", c.AgreementJudge), iv("self-preference", c.SelfPreference)}, 0, 1))
+		if c.Tied > 0 {
+			checkCharts = append(checkCharts, IntervalChart("Leaning toward the reference where both pass (-1 the sample, +1 the reference)",
+				[]Interval{iv("reference bias", c.ReferenceBias)}, -1, 1))
+		}
 		sides := []acr.Side{acr.Sample, acr.Reference, acr.Tie}
 		m := make([][]int, 2)
 		for i := range m {
 			m[i] = make([]int, 3)
 		}
+		other := func(s acr.Side) acr.Side {
+			if s == acr.Other {
+				return acr.Reference
+			}
+			return s
+		}
 		for _, cmp := range c.Comparisons {
+			if cmp.Tied {
+				continue
+			}
 			row := 0
-			if cmp.TestWinner == acr.Reference {
+			if other(cmp.TestWinner) == acr.Reference {
 				row = 1
 			}
 			for j, s := range sides {
-				if cmp.Judge.Winner == s {
+				if other(cmp.Judge.Winner) == s {
 					m[row][j]++
 				}
 			}
 		}
-		checkCharts = append(checkCharts, Confusion("Test winner (rows) by judge winner", "tests pick", "judge picks", []string{"sample", "reference", "tie"}, append(m, make([]int, 3))))
+		checkCharts = append(checkCharts, Confusion("Test winner (rows) by judge winner (sample: the first answer of a pair; other: the reference or the second sample)",
+			"tests pick", "judge picks", []string{"sample", "other", "tie"}, append(m, make([]int, 3))))
 	}
 	return acrTmpl.Execute(w, struct {
 		*ACRReport

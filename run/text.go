@@ -369,9 +369,21 @@ func (r *ACRInstructionsResult) WriteText(w io.Writer) error {
 func (r *ACRCheckResult) WriteText(w io.Writer) error {
 	p := &printer{w: w}
 	res := r.Check
-	p.f("%sjudge check of %s (%s): %d pairs the tests separate, over %d instructions\n", SimTag(r.Simulated), r.Pairwise, r.JudgeModel, res.Pairs, res.Instructions)
+	p.f("%sjudge check of %s (%s): %d pairs the tests separate (%d against the reference, %d between samples), over %d instructions\n",
+		SimTag(r.Simulated), r.Pairwise, r.JudgeModel, res.Pairs, res.ReferencePairs, res.SamplePairs, res.Instructions)
 	p.f("  agreement with the tests: %s\n", report.PercentEstimate(res.Agreement))
-	p.f("  self-preference: %s (%d of %d disagreements; %d judge ties)\n", report.PercentEstimate(res.SelfPreference), res.SelfPreferred, res.Disagree, res.JudgeTies)
+	p.f("    where the executor decides (one side passes, %d pairs): %s\n", res.ExecutorDecided, report.PercentEstimate(res.AgreementExecutor))
+	p.f("    where the judge decides (neither passes, %d pairs): %s\n", res.JudgeDecided, report.PercentEstimate(res.AgreementJudge))
+	bias := "undefined (" + res.ReferenceBias.Value.Undefined + ")"
+	if v := res.ReferenceBias; v.Value.Defined() {
+		bias = fmt.Sprintf("%+.2f", v.Value.V)
+		if v.CI != nil {
+			bias += fmt.Sprintf(" [%+.2f, %+.2f]", v.CI.Lo, v.CI.Hi)
+		}
+	}
+	p.f("  leaning toward the reference where both pass (%d pairs; -1 the sample, +1 the reference): %s\n", res.Tied, bias)
+	p.f("  self-preference: %s (%d of %d disagreements against the reference; %d judge ties)\n", report.PercentEstimate(res.SelfPreference),
+		res.SelfPreferred, res.SelfPreferred+res.JudgeTies, res.JudgeTies)
 	if len(res.Flags) == 0 {
 		p.f("  ok: agreement >= %.0f%%, self-preference <= %.0f%%\n", 100*res.MinAgreement, 100*res.MaxSelfPreference)
 	}

@@ -210,7 +210,12 @@ func TestACRRoundOnHumanEval(t *testing.T) {
 				Value *float64
 				CI    *struct{ Lo, Hi float64 }
 			} `json:"agreement"`
-			SelfPreference struct{ Value *float64 } `json:"self_preference"`
+			SelfPreference    figureJSON `json:"self_preference"`
+			AgreementExecutor figureJSON `json:"agreement_executor_decided"`
+			AgreementJudge    figureJSON `json:"agreement_judge_decided"`
+			ReferenceBias     figureJSON `json:"reference_bias"`
+			SamplePairs       int        `json:"sample_pairs"`
+			Tied              int        `json:"tied_pairs"`
 		} `json:"check"`
 		Simulated bool         `json:"simulated"`
 		Calls     llm.RunStats `json:"calls"`
@@ -228,6 +233,16 @@ func TestACRRoundOnHumanEval(t *testing.T) {
 		h.Agreement.CI.Lo > *h.Agreement.Value || h.Agreement.CI.Hi < *h.Agreement.Value {
 		t.Fatalf("check of the simulated judge: %+v", h)
 	}
+	// The figures issue 28 names, each {value, ci}; pairs between samples
+	// as well as against the reference.
+	for name, f := range map[string]figureJSON{"executor": h.AgreementExecutor, "judge": h.AgreementJudge, "bias": h.ReferenceBias, "self": h.SelfPreference} {
+		if f.Value == nil || f.CI == nil || f.CI.Lo > *f.Value || f.CI.Hi < *f.Value {
+			t.Errorf("check figure %s: %+v", name, f)
+		}
+	}
+	if h.SamplePairs == 0 || h.Tied == 0 {
+		t.Errorf("no pairs between samples (%d) or tied pairs (%d)", h.SamplePairs, h.Tied)
+	}
 	for _, f := range h.Flags {
 		if strings.Contains(f, "self-preference") {
 			t.Fatalf("the honest simulated judge flagged for self-preference: %q", h.Flags)
@@ -235,7 +250,8 @@ func TestACRRoundOnHumanEval(t *testing.T) {
 	}
 	biased := check("sim:self-preferring")
 	b := biased.Check
-	if b.Pairs != h.Pairs || b.SelfPreference.Value == nil || *b.SelfPreference.Value <= 0.55 || *b.Agreement.Value >= *h.Agreement.Value {
+	if b.Pairs != h.Pairs || b.SelfPreference.Value == nil || *b.SelfPreference.Value <= 0.55 || *b.Agreement.Value >= *h.Agreement.Value ||
+		b.ReferenceBias.Value == nil || *b.ReferenceBias.Value >= *h.ReferenceBias.Value {
 		t.Fatalf("check of the self-preferring judge: %+v (honest: %+v)", b, h)
 	}
 	flagged := strings.Join(b.Flags, "\n")

@@ -11,13 +11,14 @@ import (
 type dryRunJSON struct {
 	DryRun bool `json:"dry_run"`
 	Lines  []struct {
-		Role   string                      `json:"role"`
-		Stage  string                      `json:"stage"`
-		Calls  int                         `json:"calls"`
-		Cached int                         `json:"cached"`
-		ToSend int                         `json:"to_send"`
-		Exact  bool                        `json:"exact"`
-		Cost   struct{ Low, High float64 } `json:"cost_usd"`
+		Role    string                      `json:"role"`
+		Stage   string                      `json:"stage"`
+		Calls   int                         `json:"calls"`
+		Cached  int                         `json:"cached"`
+		Repeats int                         `json:"repeats"`
+		ToSend  int                         `json:"to_send"`
+		Exact   bool                        `json:"exact"`
+		Cost    struct{ Low, High float64 } `json:"cost_usd"`
 	} `json:"lines"`
 	Total struct {
 		Calls, Cached, Repeats int
@@ -132,7 +133,7 @@ func TestACRDryRun(t *testing.T) {
 	for _, l := range plan.Lines {
 		switch l.Stage {
 		case "generate", "score":
-			if !l.Exact || l.Cached != l.Calls || l.ToSend != 0 {
+			if !l.Exact || l.Cached+l.Repeats != l.Calls || l.ToSend != 0 {
 				t.Fatalf("after the round, %+v", l)
 			}
 		}
