@@ -102,6 +102,9 @@ type candidate struct {
 	rules []string
 	code  string
 	res   *bexec.Result
+	// reference marks the canonical program: run to check the problem,
+	// never selected (score-5 programs are neutral rewrites of it).
+	reference bool
 }
 
 // withDefaults fills the zero values of the options.
@@ -188,14 +191,14 @@ func Build(ctx context.Context, ps []*problems.Problem, mod *bexec.GoModule, opt
 	// tests and 0..2 must fail them.
 	setAside := map[string]bool{}
 	for _, c := range cands {
-		if c.score == 5 && (c.res.Status != bexec.Passed || c.p.Erratum != "") {
+		if c.reference && (c.res.Status != bexec.Passed || c.p.Erratum != "") {
 			setAside[c.p.ID] = true
 			res.SetAside = append(res.SetAside, c.p.ID)
 		}
 	}
 	valid := map[string]map[int][]*candidate{}
 	for _, c := range cands {
-		if setAside[c.p.ID] {
+		if setAside[c.p.ID] || c.reference {
 			continue
 		}
 		if why := inconsistency(c); why != "" {
@@ -223,19 +226,29 @@ func Build(ctx context.Context, ps []*problems.Problem, mod *bexec.GoModule, opt
 			n = len(byScore[s])
 		}
 	}
+	refs := map[*problems.Problem]string{}
 	for s := 0; s <= 5; s++ {
 		res.Trimmed += len(byScore[s]) - n
 		for i, c := range byScore[s][:n] {
+			ref, ok := refs[c.p]
+			if !ok {
+				// The reference goes through the candidates' printer.
+				var err error
+				if ref, err = perturb.Normalize(c.p.Lang, c.p.Code()); err != nil {
+					return nil, fmt.Errorf("problem %s: print the reference: %w", c.p.ID, err)
+				}
+				refs[c.p] = ref
+			}
 			prog := &Program{
 				ID: fmt.Sprintf("%s/s%d/%d", c.p.ID, s, i), Problem: c.p.ID, Lang: c.p.Lang, Score: s, Rules: c.rules,
-				Prompt: c.p.Prompt, Code: c.code, Reference: c.p.Code(), Status: c.res.Status, Reason: c.res.Reason,
+				Prompt: c.p.Prompt, Code: c.code, Reference: ref, Status: c.res.Status, Reason: c.res.Reason,
 				Provenance: Provenance{Source: opt.Source, Seed: opt.Seed, Tool: opt.Tool},
 			}
 			if prog.Rules == nil {
 				prog.Rules = []string{}
 			}
-			if s == 2 && c.res.Status == bexec.BuildError {
-				prog.Flags = append(prog.Flags, "does not compile: a small fix, but a judge sees it at once")
+			if (s == 1 || s == 2) && c.res.Status == bexec.BuildError {
+				prog.Flags = append(prog.Flags, "does not compile: a judge sees it at once")
 			}
 			res.Programs = append(res.Programs, prog)
 			res.PerScore[s]++
@@ -251,14 +264,17 @@ func Build(ctx context.Context, ps []*problems.Problem, mod *bexec.GoModule, opt
 	return res, nil
 }
 
-// candidatesFor makes a problem's candidates: its canonical program at 5,
-// and rule compositions below, drawn with a generator seeded by the seed
-// and the problem's index in the build (so any process makes the same).
+// candidatesFor makes a problem's candidates: its canonical program (run
+// as the reference, never selected), and rule compositions at every score,
+// 5 by neutral rewrites (so no score-5 program equals its reference),
+// drawn with a generator seeded by the seed and the problem's index in the
+// build (so any process makes the same).
 func candidatesFor(p *problems.Problem, pi int, rules []*perturb.Rule, opt BuildOptions) []*candidate {
-	cands := []*candidate{{p: p, score: 5, code: p.Code()}}
+	cands := []*candidate{{p: p, score: 5, code: p.Code(), reference: true}}
 	rng := rand.New(rand.NewPCG(opt.Seed, uint64(pi)))
-	for s := 4; s >= 0; s-- {
-		seen := map[string]bool{p.Code(): true}
+	ref, _ := perturb.Normalize(p.Lang, p.Code())
+	for s := 5; s >= 0; s-- {
+		seen := map[string]bool{p.Code(): true, ref: true}
 		for try := 0; try < 8*opt.Candidates && countFor(cands, p, s) < opt.Candidates; try++ {
 			chosen := perturb.Choose(rules, s, rng)
 			code, score, err := perturb.Compose(p.Code(), chosen, rng)
@@ -304,7 +320,7 @@ func WarmProblem(ctx context.Context, p *problems.Problem, pi int, mod *bexec.Go
 func countFor(cs []*candidate, p *problems.Problem, s int) int {
 	n := 0
 	for _, c := range cs {
-		if c.p == p && c.score == s {
+		if c.p == p && c.score == s && !c.reference {
 			n++
 		}
 	}

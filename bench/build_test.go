@@ -3,13 +3,16 @@ package bench_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gavelhq/gavel/bench"
 	bexec "github.com/gavelhq/gavel/bench/exec"
+	"github.com/gavelhq/gavel/bench/perturb"
 	"github.com/gavelhq/gavel/bench/problems"
 	"github.com/gavelhq/gavel/internal/sandboxtest"
 )
@@ -62,6 +65,66 @@ func testBuild(t *testing.T, lang string) {
 	}
 	if n < 10 {
 		t.Fatalf("only %d programs per score from 20 problems", n)
+	}
+	// No candidate is its reference, and every program and reference is
+	// already what the one printer makes of it.
+	for _, prog := range res.Programs {
+		if prog.Code == prog.Reference {
+			t.Errorf("%s (score %d, rules %v) equals its reference", prog.ID, prog.Score, prog.Rules)
+		}
+		for what, code := range map[string]string{"program": prog.Code, "reference": prog.Reference} {
+			if again, err := perturb.Normalize(lang, code); err != nil || again != code {
+				t.Errorf("%s: the %s is not the printer's output (%v)", prog.ID, what, err)
+			}
+		}
+	}
+	// No formatting feature identifies a score: for each of indentation,
+	// blank lines and spacing, the values the programs of a score take
+	// are also taken by programs of another score.
+	features := map[string]func(string) string{
+		"indent": func(c string) string {
+			tabs, spaces := 0, 0
+			for _, l := range strings.Split(c, "\n") {
+				switch {
+				case strings.HasPrefix(l, "\t"):
+					tabs++
+				case strings.HasPrefix(l, " "):
+					spaces++
+				}
+			}
+			return fmt.Sprintf("tabs:%v spaces:%v", tabs > 0, spaces > 0)
+		},
+		"blank lines": func(c string) string { return fmt.Sprint(strings.Count(strings.TrimSpace(c), "\n\n")) },
+		"trailing space": func(c string) string {
+			n := 0
+			for _, l := range strings.Split(c, "\n") {
+				if strings.TrimRight(l, " \t") != l {
+					n++
+				}
+			}
+			return fmt.Sprint(n)
+		},
+		"double spaces": func(c string) string { return fmt.Sprint(strings.Count(strings.TrimLeft(c, " \t"), "  ") > 0) },
+	}
+	for name, f := range features {
+		byScore := map[int]map[string]bool{}
+		for _, prog := range res.Programs {
+			if byScore[prog.Score] == nil {
+				byScore[prog.Score] = map[string]bool{}
+			}
+			byScore[prog.Score][f(prog.Code)] = true
+		}
+		for s, vals := range byScore {
+			shared := false
+			for o, others := range byScore {
+				for v := range vals {
+					shared = shared || (o != s && others[v])
+				}
+			}
+			if !shared {
+				t.Errorf("%s: %s alone identifies score %d (%v)", lang, name, s, vals)
+			}
+		}
 	}
 	byID := bench.ProblemsByID(ps)
 	var mu sync.Mutex

@@ -111,6 +111,10 @@ type MetaEval struct {
 	// ConfusionByScore is the same matrix labelled: known score, then
 	// predicted score.
 	ConfusionByScore map[string]map[string]int `json:"confusion_by_score"`
+	// WithoutScore5 are the figures over the programs below 5 alone: a
+	// metric that only tells the reference-like programs from the rest
+	// looks much better with them than without.
+	WithoutScore5 map[string]metrics.Figure `json:"figures_without_score_5,omitempty"`
 }
 
 // MetaFigures lists the figures in report order.
@@ -179,6 +183,16 @@ func MetaEvaluate(name string, progs []*Program, pred []float64, boot metrics.Bo
 	for _, name := range MetaFigures {
 		e := metrics.WithCI(len(known), stats[name], boot)
 		m.Figures[name] = metrics.Figure{Value: e.Value, Undefined: e.Undefined, CI: e.CI}
+	}
+	var below []*Program
+	var belowPred []float64
+	for i, p := range progs {
+		if p.Score < 5 {
+			below, belowPred = append(below, p), append(belowPred, pred[i])
+		}
+	}
+	if len(below) > 0 && len(below) < len(progs) {
+		m.WithoutScore5 = MetaEvaluate(name, below, belowPred, boot).Figures
 	}
 	return m
 }

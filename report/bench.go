@@ -64,6 +64,13 @@ func WriteBench(w io.Writer, r *BenchReport) error {
 			iv.Lo, iv.Hi = f.CI.Lo, f.CI.Hi
 		}
 		rows = append(rows, iv)
+		if w, ok := e.WithoutScore5["spearman"]; ok {
+			iv := Interval{Name: e.Name + " (without score 5)", Defined: w.Value.Defined(), Value: w.Value.V, Lo: w.Value.V, Hi: w.Value.V}
+			if w.CI != nil && w.CI.Defined() {
+				iv.Lo, iv.Hi = w.CI.Lo, w.CI.Hi
+			}
+			rows = append(rows, iv)
+		}
 	}
 	return benchTmpl.Execute(w, struct {
 		*BenchReport

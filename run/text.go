@@ -430,10 +430,10 @@ func (r *BenchRunResult) WriteText(w io.Writer) error {
 	p := &printer{w: w}
 	tw := p.table(true)
 	fmt.Fprintf(tw, "%s%d programs\t%s\tinvalid\t\n", SimTag(r.Simulated), r.Programs, strings.Join(bench.MetaFigures, "\t"))
-	for _, e := range r.Evaluations {
-		fmt.Fprintf(tw, "%s", e.Name)
+	row := func(name string, figs map[string]metrics.Figure, invalid string) {
+		fmt.Fprintf(tw, "%s", name)
 		for _, f := range bench.MetaFigures {
-			fg := e.Figures[f]
+			fg := figs[f]
 			cell := fg.Value.String()
 			if fg.CI != nil && fg.CI.Defined() {
 				cell += fmt.Sprintf(" [%.2f, %.2f]", fg.CI.Lo, fg.CI.Hi)
@@ -443,7 +443,13 @@ func (r *BenchRunResult) WriteText(w io.Writer) error {
 			}
 			fmt.Fprintf(tw, "\t%s", cell)
 		}
-		fmt.Fprintf(tw, "\t%d\t\n", e.Invalid)
+		fmt.Fprintf(tw, "\t%s\t\n", invalid)
+	}
+	for _, e := range r.Evaluations {
+		row(e.Name, e.Figures, fmt.Sprint(e.Invalid))
+		if e.WithoutScore5 != nil {
+			row("  without score 5", e.WithoutScore5, "")
+		}
 	}
 	p.flush(tw)
 	p.f("Intervals: 95%%, %d bootstrap resamples of whole problems; (!) marks one resting on too few problems to trust.\n", r.Resamples)

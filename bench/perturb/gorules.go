@@ -46,7 +46,30 @@ func (p *goProgram) String() (string, error) {
 	if err := format.Node(&b, p.fset, p.file); err != nil {
 		return "", err
 	}
-	return strings.TrimPrefix(b.String(), goHeader), nil
+	return tidyBlanks(strings.TrimPrefix(b.String(), goHeader)), nil
+}
+
+// tidyBlanks removes blank lines just inside a block's braces, which a
+// rewrite leaves where it removed statements (the printer keeps the old
+// positions' gaps): every program, references included, goes through it,
+// so no blank line tells a rewritten program from its reference. A
+// program with raw strings is left alone (a blank line in one is data).
+func tidyBlanks(code string) string {
+	if strings.Contains(code, "`") {
+		return code
+	}
+	ls := strings.Split(code, "\n")
+	out := ls[:0]
+	for i, l := range ls {
+		if strings.TrimSpace(l) == "" && i > 0 && i+1 < len(ls) {
+			prev, next := strings.TrimSpace(out[len(out)-1]), strings.TrimSpace(ls[i+1])
+			if strings.HasSuffix(prev, "{") || strings.HasPrefix(next, "}") {
+				continue
+			}
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
 }
 
 // zeroValues returns the zero value of each result of the function.
@@ -494,12 +517,18 @@ var GoRules = []*Rule{
 	},
 	{
 		Name: "go_wrong_branch", Lang: "go", Category: "algorithm", Ceiling: 1,
-		Description: "Replaces what one branch computes with the zero result: a wrong algorithm for that branch.",
+		Description: "Replaces what one branch of two or more statements computes with the zero result: that branch's algorithm is lost (a branch of one statement would be a small fix, so none is chosen).",
 		Apply: goRule(func(p *goProgram, rng *rand.Rand) error {
 			if p.fn.Type.Results == nil {
 				return ErrNotApplicable
 			}
-			s, err := pick(rng, nodes[*ast.IfStmt](p.fn.Body))
+			var big []*ast.IfStmt
+			for _, s := range nodes[*ast.IfStmt](p.fn.Body) {
+				if len(s.Body.List) >= 2 {
+					big = append(big, s)
+				}
+			}
+			s, err := pick(rng, big)
 			if err != nil {
 				return err
 			}
@@ -508,8 +537,8 @@ var GoRules = []*Rule{
 		}),
 	},
 	{
-		Name: "go_multi_element_bail", Lang: "go", Category: "input_class", Ceiling: 1,
-		Description: "Returns the zero result for every input sequence longer than one element: a whole input class is dropped.",
+		Name: "go_multi_element_bail", Lang: "go", Category: "input_class", Ceiling: 2,
+		Description: "Returns the zero result for every input sequence longer than one element: a whole input class is dropped, yet deleting the guard fixes it (a small local fix).",
 		Apply: goRule(func(p *goProgram, _ *rand.Rand) error {
 			name, ok := sliceOrStringParam(p.fn)
 			if !ok || p.fn.Type.Results == nil {
@@ -537,6 +566,158 @@ var GoRules = []*Rule{
 		Apply: goRule(func(p *goProgram, _ *rand.Rand) error {
 			stmts := parseStmts("checksum := 0\nfor _, r := range \"unrelated\" {\n\tchecksum = checksum*31 + int(r)\n}\n_ = checksum")
 			p.fn.Body.List = append(stmts, returnZero(p))
+			return nil
+		}),
+	},
+}
+
+// synonyms are names as good as the ones they replace: a rename to one of
+// them keeps a program's quality (a ceiling-5 rewrite).
+var synonyms = map[string]string{
+	"i": "idx", "idx": "i", "j": "k", "k": "j", "n": "size", "size": "n", "result": "res", "res": "result",
+	"ans": "answer", "answer": "ans", "count": "cnt", "cnt": "count", "sum": "total", "total": "sum",
+	"s": "str", "str": "s", "x": "val", "val": "x", "v": "elem", "elem": "v", "num": "number", "number": "num",
+	"numbers": "nums", "nums": "numbers", "arr": "items", "items": "arr", "out": "output", "output": "out",
+	"tmp": "temp", "temp": "tmp", "c": "ch", "ch": "c", "word": "w", "w": "word", "l": "lst", "lst": "l",
+	"a": "first", "b": "second", "m": "mid", "mid": "m", "start": "begin", "begin": "start", "end": "stop",
+	"max": "largest", "min": "smallest", "flag": "found", "found": "flag", "ok": "valid", "valid": "ok",
+}
+
+// identifiers are every name a file uses.
+func identifiers(f *ast.File) map[string]bool {
+	out := map[string]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			out[id.Name] = true
+		}
+		return true
+	})
+	return out
+}
+
+// simpleOperand is an operand whose evaluation has no side effect a swap
+// could reorder: a name, a literal, an index or field of one, len(x).
+func simpleOperand(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.Ident, *ast.BasicLit:
+		return true
+	case *ast.SelectorExpr:
+		return simpleOperand(x.X)
+	case *ast.IndexExpr:
+		return simpleOperand(x.X) && simpleOperand(x.Index)
+	case *ast.BinaryExpr:
+		return (x.Op == token.ADD || x.Op == token.SUB) && simpleOperand(x.X) && simpleOperand(x.Y)
+	case *ast.CallExpr:
+		id, ok := x.Fun.(*ast.Ident)
+		return ok && id.Name == "len" && len(x.Args) == 1 && simpleOperand(x.Args[0])
+	}
+	return false
+}
+
+var mirrored = map[token.Token]token.Token{token.LSS: token.GTR, token.GTR: token.LSS, token.LEQ: token.GEQ, token.GEQ: token.LEQ}
+
+// NeutralGoRules rewrite a program without changing its behaviour or its
+// quality (ceiling 5): score-5 candidates are made by them, so that none
+// equals its reference.
+var NeutralGoRules = []*Rule{
+	{
+		Name: "go_rename_locals", Lang: "go", Category: "neutral", Ceiling: 5,
+		Description: "Renames locals to names as clear as theirs (i to idx, result to res); behaviour and quality are unchanged.",
+		Apply: goRule(func(p *goProgram, rng *rand.Rand) error {
+			taken := identifiers(p.file)
+			var can []string
+			for _, l := range locals(p.fn) {
+				if nn, ok := synonyms[l]; ok && !taken[nn] {
+					can = append(can, l)
+				}
+			}
+			if len(can) == 0 {
+				return ErrNotApplicable
+			}
+			// A random nonempty set of them.
+			names := map[string]string{}
+			for _, k := range rng.Perm(len(can))[:1+rng.IntN(len(can))] {
+				if nn := synonyms[can[k]]; !taken[nn] {
+					names[can[k]], taken[nn] = nn, true
+				}
+			}
+			renameAll(p.fn, names)
+			return nil
+		}),
+	},
+	{
+		Name: "go_increment_form", Lang: "go", Category: "neutral", Ceiling: 5,
+		Description: "Writes one increment or decrement the other equivalent way (x++ as x += 1, or back).",
+		Apply: goRule(func(p *goProgram, rng *rand.Rand) error {
+			// Each site is a statement and how to put its rewrite in place.
+			type site struct {
+				s   ast.Stmt
+				set func(ast.Stmt)
+			}
+			var sites []site
+			consider := func(s ast.Stmt, set func(ast.Stmt)) {
+				switch x := s.(type) {
+				case *ast.IncDecStmt:
+					sites = append(sites, site{s, set})
+				case *ast.AssignStmt:
+					if l, ok := x.Rhs[0].(*ast.BasicLit); ok && len(x.Lhs) == 1 && l.Value == "1" && (x.Tok == token.ADD_ASSIGN || x.Tok == token.SUB_ASSIGN) {
+						sites = append(sites, site{s, set})
+					}
+				}
+			}
+			ast.Inspect(p.fn.Body, func(n ast.Node) bool {
+				switch b := n.(type) {
+				case *ast.BlockStmt:
+					for i := range b.List {
+						consider(b.List[i], func(s ast.Stmt) { b.List[i] = s })
+					}
+				case *ast.CaseClause:
+					for i := range b.Body {
+						consider(b.Body[i], func(s ast.Stmt) { b.Body[i] = s })
+					}
+				case *ast.ForStmt:
+					if b.Post != nil {
+						consider(b.Post, func(s ast.Stmt) { b.Post = s })
+					}
+				}
+				return true
+			})
+			st, err := pick(rng, sites)
+			if err != nil {
+				return err
+			}
+			switch x := st.s.(type) {
+			case *ast.IncDecStmt:
+				op := token.ADD_ASSIGN
+				if x.Tok == token.DEC {
+					op = token.SUB_ASSIGN
+				}
+				st.set(&ast.AssignStmt{Lhs: []ast.Expr{x.X}, Tok: op, Rhs: []ast.Expr{&ast.BasicLit{Kind: token.INT, Value: "1"}}})
+			case *ast.AssignStmt:
+				tok := token.INC
+				if x.Tok == token.SUB_ASSIGN {
+					tok = token.DEC
+				}
+				st.set(&ast.IncDecStmt{X: x.Lhs[0], Tok: tok})
+			}
+			return nil
+		}),
+	},
+	{
+		Name: "go_mirror_comparison", Lang: "go", Category: "neutral", Ceiling: 5,
+		Description: "Writes one comparison of side-effect-free operands the other way round (a < b as b > a).",
+		Apply: goRule(func(p *goProgram, rng *rand.Rand) error {
+			var cmps []*ast.BinaryExpr
+			for _, b := range nodes[*ast.BinaryExpr](p.fn.Body) {
+				if _, ok := mirrored[b.Op]; ok && simpleOperand(b.X) && simpleOperand(b.Y) {
+					cmps = append(cmps, b)
+				}
+			}
+			b, err := pick(rng, cmps)
+			if err != nil {
+				return err
+			}
+			b.X, b.Y, b.Op = b.Y, b.X, mirrored[b.Op]
 			return nil
 		}),
 	},

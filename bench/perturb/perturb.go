@@ -43,9 +43,31 @@ type Rule struct {
 	Apply func(code string, rng *rand.Rand) (string, error)
 }
 
-// Catalogue is every rule, Go and Python.
+// Catalogue is every rule, Go and Python, the neutral ones (ceiling 5)
+// included.
 func Catalogue() []*Rule {
-	return append(append([]*Rule(nil), GoRules...), PythonRules...)
+	var out []*Rule
+	for _, rs := range [][]*Rule{NeutralGoRules, GoRules, NeutralPythonRules, PythonRules} {
+		out = append(out, rs...)
+	}
+	return out
+}
+
+// Normalize prints a program as every rule's output is printed (go/format
+// for Go; CPython's ast.unparse for Python, which drops comments), so that
+// a reference and its candidates differ in nothing the printer decides.
+func Normalize(lang, code string) (string, error) {
+	switch lang {
+	case "go":
+		p, err := parseGo(code)
+		if err != nil {
+			return "", err
+		}
+		return p.String()
+	case "python":
+		return pyRule("normalize")(code, rand.New(rand.NewPCG(0, 0)))
+	}
+	return "", fmt.Errorf("normalize: language %q", lang)
 }
 
 // ByLang returns the rules of one language, by ceiling then name.
@@ -66,7 +88,7 @@ func ByLang(lang string) []*Rule {
 }
 
 // Validate checks the catalogue: unique names, every field set, ceilings
-// in 0..4 (5 is the unperturbed program), every score 0..4 covered in each
+// in 0..5 (5: a neutral rewrite, no defect), every score covered in each
 // language.
 func Validate() error {
 	seen := map[string]bool{}
@@ -77,8 +99,8 @@ func Validate() error {
 			return fmt.Errorf("rule %q: every field must be set", r.Name)
 		case r.Lang != "go" && r.Lang != "python":
 			return fmt.Errorf("rule %q: language %q", r.Name, r.Lang)
-		case r.Ceiling < 0 || r.Ceiling > 4:
-			return fmt.Errorf("rule %q: ceiling %d out of 0..4", r.Name, r.Ceiling)
+		case r.Ceiling < 0 || r.Ceiling > 5:
+			return fmt.Errorf("rule %q: ceiling %d out of 0..5", r.Name, r.Ceiling)
 		case seen[r.Name]:
 			return fmt.Errorf("rule %q: defined twice", r.Name)
 		}
@@ -89,7 +111,7 @@ func Validate() error {
 		covered[r.Lang][r.Ceiling] = true
 	}
 	for _, lang := range []string{"go", "python"} {
-		for s := 0; s <= 4; s++ {
+		for s := 0; s <= 5; s++ {
 			if !covered[lang][s] {
 				return fmt.Errorf("no %s rule has ceiling %d", lang, s)
 			}

@@ -51,6 +51,13 @@ func py(name, category, description string, ceiling int) *Rule {
 	return &Rule{Name: name, Lang: "python", Category: category, Ceiling: ceiling, Description: description, Apply: pyRule(name)}
 }
 
+// NeutralPythonRules rewrite a program without changing its behaviour or
+// its quality (ceiling 5), as NeutralGoRules do.
+var NeutralPythonRules = []*Rule{
+	py("py_rename_locals", "neutral", "Renames locals to names as clear as theirs (i to idx, result to res); behaviour and quality are unchanged.", 5),
+	py("py_mirror_comparison", "neutral", "Writes one comparison of side-effect-free operands the other way round (a < b as b > a).", 5),
+}
+
 // PythonRules are the Python rules (see pyrules.py).
 var PythonRules = []*Rule{
 	py("py_misleading_names", "naming", "Renames the function's parameters and locals to misleading, generic names.", 4),
@@ -63,7 +70,7 @@ var PythonRules = []*Rule{
 	py("py_missing_guard", "edge_case", "Removes an early-return guard, dropping an edge case.", 2),
 	py("py_wrong_operator", "condition", "Swaps one arithmetic or comparison operator for its near neighbour.", 2),
 	py("py_drop_loop", "algorithm", "Deletes a whole loop from the function body.", 1),
-	py("py_multi_element_bail", "input_class", "Returns None for every input longer than one element.", 1),
+	py("py_multi_element_bail", "input_class", "Returns None for every input longer than one element; deleting the guard fixes it (a small local fix).", 2),
 	py("py_empty_body", "empty", "Replaces the body with return None.", 0),
 	py("py_unrelated_body", "unrelated", "Replaces the body with an unrelated computation.", 0),
 }

@@ -152,7 +152,80 @@ def unrelated_body(tree, fn, rng):
     fn.body[body_start(fn):] = stmts("checksum = 0\nfor ch in 'unrelated':\n    checksum = checksum * 31 + ord(ch)\nreturn checksum")
 
 
+SYNONYMS = {
+    "i": "idx", "idx": "i", "j": "k", "k": "j", "n": "size", "size": "n", "result": "res", "res": "result",
+    "ans": "answer", "answer": "ans", "count": "cnt", "cnt": "count", "total": "acc", "acc": "total",
+    "s": "text", "text": "s", "x": "val", "val": "x", "v": "elem", "elem": "v", "num": "number", "number": "num",
+    "numbers": "nums", "nums": "numbers", "arr": "items", "items": "arr", "out": "output", "output": "out",
+    "tmp": "temp", "temp": "tmp", "c": "ch", "ch": "c", "word": "w", "w": "word", "lst": "seq", "seq": "lst",
+    "a": "first", "b": "second", "m": "mid", "mid": "m", "start": "begin", "begin": "start", "end": "stop",
+    "flag": "found", "found": "flag", "ret": "result", "l": "lst", "string": "text", "strings": "texts",
+}
+
+
+def local_names(fn):
+    # Not the parameters: a caller may pass them by name.
+    names = []
+    params = {a.arg for a in fn.args.args}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in names and n.id not in params:
+            names.append(n.id)
+    return names
+
+
+def rename_locals(tree, fn, rng):
+    # Names as clear as the ones they replace: quality is unchanged.
+    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    taken |= {f.name for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.ClassDef))}
+    can = [name for name in local_names(fn) if SYNONYMS.get(name) and SYNONYMS[name] not in taken]
+    if not can:
+        raise NotApplicable()
+    mapping = {}
+    for name in rng.sample(can, 1 + rng.randrange(len(can))):
+        if SYNONYMS[name] not in taken:
+            mapping[name] = SYNONYMS[name]
+            taken.add(SYNONYMS[name])
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and n.id in mapping:
+            n.id = mapping[n.id]
+        elif isinstance(n, ast.arg) and n.arg in mapping:
+            n.arg = mapping[n.arg]
+
+
+MIRROR = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
+
+
+def simple(e):
+    if isinstance(e, (ast.Name, ast.Constant)):
+        return True
+    if isinstance(e, ast.Subscript):
+        return simple(e.value) and simple(e.slice)
+    if isinstance(e, ast.Attribute):
+        return simple(e.value)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
+        return simple(e.left) and simple(e.right)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "len" and len(e.args) == 1 and not e.keywords:
+        return simple(e.args[0])
+    return False
+
+
+def mirror_comparison(tree, fn, rng):
+    cmps = [n for n in ast.walk(fn) if isinstance(n, ast.Compare) and len(n.ops) == 1 and type(n.ops[0]) in MIRROR
+            and simple(n.left) and simple(n.comparators[0])]
+    n = pick(rng, cmps)
+    n.left, n.comparators[0] = n.comparators[0], n.left
+    n.ops[0] = MIRROR[type(n.ops[0])]()
+
+
+def normalize(tree, fn, rng):
+    # The printer alone: references go through it as candidates do.
+    pass
+
+
 RULES = {
+    "py_rename_locals": rename_locals,
+    "py_mirror_comparison": mirror_comparison,
+    "normalize": normalize,
     "py_misleading_names": misleading_names,
     "py_dead_code": dead_code,
     "py_redundant_copy": redundant_copy,
@@ -174,7 +247,7 @@ def main():
     rng = random.Random(req.get("seed", 0))
     try:
         tree = ast.parse(req["code"])
-        fn = target(tree)
+        fn = target(tree) if req["rule"] != "normalize" else None
         RULES[req["rule"]](tree, fn, rng)
         ast.fix_missing_locations(tree)
         json.dump({"code": ast.unparse(tree) + "\n"}, sys.stdout)
