@@ -39,11 +39,11 @@ func TestSimStudyOverWorlds(t *testing.T) {
 		}
 	}
 	for _, w := range res.Worlds {
-		if w.Teacher.CorrectedShare >= 0.02 || w.Teacher.NoiseAfter > w.Teacher.NoiseBefore {
+		if w.Teacher.CorrectedShare >= 0.02 || w.Teacher.NoiseAfter > w.Teacher.NoiseBefore || w.Teacher.InjectedAfter >= w.Teacher.InjectedBefore {
 			t.Errorf("world %d: the teacher corrected %.3f of the training records; noise %.3f -> %.3f", w.Seed, w.Teacher.CorrectedShare, w.Teacher.NoiseBefore, w.Teacher.NoiseAfter)
 		}
 	}
-	if res.Teacher.NoiseRose != 0 || res.Teacher.MostCorrected >= 0.02 {
+	if res.Teacher.NoiseRose != 0 || res.Teacher.InjectedNoiseRose != 0 || res.Teacher.MostCorrected >= 0.02 {
 		t.Errorf("teacher over worlds: %+v", res.Teacher)
 	}
 	for _, c := range append(res.Controls, res.Differences...) {
@@ -66,10 +66,11 @@ func TestSimStudyOverWorlds(t *testing.T) {
 // most worlds is benign here, and the other way), so that the roles'
 // beliefs are all wrong, the teacher still corrects under 2% of the
 // training records: it never overrides an outcome with its own belief.
-// It abstains on failures whose cause it does not suspect, and those are
-// the true ones here, so the label noise among what it keeps rises a
-// little (issue 28 asks that it never rise: not met in such worlds; in
-// worlds drawn from the priors it falls, TestSimStudyOverWorlds).
+// With a quarter of the labels flipped (the paper's noise study) the noise
+// among what it keeps falls, as in every world. Against the code's truth
+// it rises a little here: it abstains on failures whose cause it does not
+// suspect, and those are the true ones in such a world (in worlds drawn
+// from the priors it falls, TestSimStudyOverWorlds).
 func TestTeacherInWorldsThatProveItWrong(t *testing.T) {
 	var turned []string
 	for _, s := range sim.Signals {
@@ -87,8 +88,9 @@ func TestTeacherInWorldsThatProveItWrong(t *testing.T) {
 			t.Fatalf("world %d: %d surprises, want every signal", w.Seed, len(w.Surprises))
 		}
 		tc := w.Teacher
-		t.Logf("world %d: kept %d, abstained %d, corrected %d; noise %.3f -> %.3f", w.Seed, tc.Kept, tc.Abstained, tc.Corrected, tc.NoiseBefore, tc.NoiseAfter)
-		if tc.CorrectedShare >= 0.02 || tc.NoiseAfter > tc.NoiseBefore+0.02 || tc.Kept == 0 {
+		t.Logf("world %d: kept %d, abstained %d, corrected %d; noise %.3f -> %.3f; injected %.3f -> %.3f", w.Seed, tc.Kept, tc.Abstained, tc.Corrected,
+			tc.NoiseBefore, tc.NoiseAfter, tc.InjectedBefore, tc.InjectedAfter)
+		if tc.CorrectedShare >= 0.02 || tc.NoiseAfter > tc.NoiseBefore+0.02 || tc.Kept == 0 || tc.InjectedAfter >= tc.InjectedBefore {
 			t.Errorf("world %d: the teacher corrected %.3f of the training records; noise %.3f -> %.3f", w.Seed, tc.CorrectedShare, tc.NoiseBefore, tc.NoiseAfter)
 		}
 	}
