@@ -113,23 +113,30 @@ func answers(t *testing.T, reqs []*llm.Request) []string {
 func TestPermutedWorldGivesIdenticalAnswers(t *testing.T) {
 	reqs := roleRequests(t)
 	before := answers(t, reqs)
-	w := sim.NewWorld(9)
-	recsBefore, _ := sim.Records(sim.WorldOptions{N: 300, Seed: 9, World: w})
-	var turned []string
-	for _, s := range sim.Signals {
-		if w.Effect(s) == sim.Benign {
-			turned = append(turned, s.Name)
+	// Five worlds, each with its truth and that truth turned round: the
+	// records' outcomes follow the truth, the roles' answers do not.
+	for seed := uint64(1); seed <= 5; seed++ {
+		w := sim.NewWorld(seed)
+		recsBefore, _ := sim.Records(sim.WorldOptions{N: 300, Seed: 9, World: w})
+		var turned []string
+		for _, s := range sim.Signals {
+			if w.Effect(s) == sim.Benign {
+				turned = append(turned, s.Name)
+			}
 		}
-	}
-	recsAfter, _ := sim.Records(sim.WorldOptions{N: 300, Seed: 9, World: sim.WorldWith(9, turned)})
-	changed := 0
-	for i := range recsBefore {
-		if recsBefore[i].Outcome.Label != recsAfter[i].Outcome.Label {
-			changed++
+		recsAfter, _ := sim.Records(sim.WorldOptions{N: 300, Seed: 9, World: sim.WorldWith(seed, turned)})
+		changed := 0
+		for i := range recsBefore {
+			if recsBefore[i].Candidate != recsAfter[i].Candidate {
+				t.Fatalf("world %d: the truth changed record %d's patch", seed, i)
+			}
+			if recsBefore[i].Outcome.Label != recsAfter[i].Outcome.Label {
+				changed++
+			}
 		}
-	}
-	if changed < 30 {
-		t.Fatalf("the permuted world changed only %d of 300 outcomes: the permutation is not in effect", changed)
+		if changed < 30 {
+			t.Fatalf("world %d: the permuted world changed only %d of 300 outcomes: the permutation is not in effect", seed, changed)
+		}
 	}
 	after := answers(t, reqs)
 	kinds := map[string]int{}
