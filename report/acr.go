@@ -40,7 +40,17 @@ var acrTmpl = template.Must(template.New("acr").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%.3f", v.V)
 	},
-	"est":    PercentEstimate,
+	"est": PercentEstimate,
+	"signed": func(e metrics.Figure) string {
+		if !e.Value.Defined() {
+			return "undefined (" + e.Value.Undefined + ")"
+		}
+		s := fmt.Sprintf("%+.2f", e.Value.V)
+		if e.CI != nil && e.CI.Defined() {
+			s += fmt.Sprintf(" [%+.2f, %+.2f]", e.CI.Lo, e.CI.Hi)
+		}
+		return s
+	},
 	"mul100": func(x float64) float64 { return 100 * x },
 	"counts": func(m map[string]int) string {
 		keys := make([]string, 0, len(m))
@@ -132,7 +142,7 @@ func WriteACR(w io.Writer, r *ACRReport) error {
 			iv("agreement with tests", c.Agreement), iv("where the executor decides", c.AgreementExecutor),
 			iv("where the judge decides", c.AgreementJudge), iv("self-preference", c.SelfPreference)}, 0, 1))
 		if c.Tied > 0 {
-			checkCharts = append(checkCharts, IntervalChart("Leaning toward the reference where both pass (-1 the sample, +1 the reference)",
+			checkCharts = append(checkCharts, IntervalChart("Reference bias where both pass",
 				[]Interval{iv("reference bias", c.ReferenceBias)}, -1, 1))
 		}
 		sides := []acr.Side{acr.Sample, acr.Reference, acr.Tie}
@@ -160,7 +170,7 @@ func WriteACR(w io.Writer, r *ACRReport) error {
 				}
 			}
 		}
-		checkCharts = append(checkCharts, Confusion("Test winner (rows) by judge winner (sample: the first answer of a pair; other: the reference or the second sample)",
+		checkCharts = append(checkCharts, Confusion("Test winner (rows) by judge winner",
 			"tests pick", "judge picks", []string{"sample", "other", "tie"}, append(m, make([]int, 3))))
 	}
 	return acrTmpl.Execute(w, struct {
