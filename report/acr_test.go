@@ -73,7 +73,7 @@ func TestACRPageGolden(t *testing.T) {
 	page := b.String()
 	golden.Check(t, "acr.html", page)
 	for _, want := range []string{"Simulated.", "Win rate and pass rates by round", "Records by branch", "Composite scores",
-		"Samples by executor status", "Judge check", "50.0%", "where the judge decides", "Reference bias where both pass", "+1.00"} {
+		"Samples by executor status", "Judge check", "50.0%", "where the judge decides", "Reference bias where both pass", "&#43;1.00 [&#43;1.00, &#43;1.00]"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
