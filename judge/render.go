@@ -71,6 +71,13 @@ func fenceEscaper(tag string) *regexp.Regexp {
 }
 
 func (s *Spec) templates() ([2]*template.Template, error) {
+	// Parsed once per text: a spec's copies (calibration revises them)
+	// share nothing but the text, and a parsed template executes safely
+	// from several goroutines.
+	key := s.Name + "\x00" + s.System + "\x00" + s.User
+	if ts, ok := parsedTemplates.Load(key); ok {
+		return ts.([2]*template.Template), nil
+	}
 	var out [2]*template.Template
 	shows := func(string) bool { return true }
 	funcs := template.FuncMap{
@@ -85,8 +92,12 @@ func (s *Spec) templates() ([2]*template.Template, error) {
 		}
 		out[i] = t
 	}
+	parsedTemplates.Store(key, out)
 	return out, nil
 }
+
+// parsedTemplates holds each prompt text's parsed templates.
+var parsedTemplates sync.Map
 
 // Messages renders the judge's system and user messages for an input.
 func (s *Spec) Messages(in Input) ([]llm.Message, error) {
@@ -137,6 +148,23 @@ func contextLabel(k string) string {
 // first in every schema, so that structured-output models reason before
 // they decide.
 func (s *Spec) Schema() *llm.Schema {
+	// Built once per shape (kind, checks, criteria, scale): a copy that
+	// shares the JSON, which no caller changes.
+	key := fmt.Sprintf("%s|%q|%#v|%v", s.Kind, s.Checks, s.Criteria, s.Scale)
+	if sc, ok := schemas.Load(key); ok {
+		c := *sc.(*llm.Schema)
+		return &c
+	}
+	sc := s.buildSchema()
+	schemas.Store(key, sc)
+	c := *sc
+	return &c
+}
+
+// schemas holds each shape's answer schema.
+var schemas sync.Map
+
+func (s *Spec) buildSchema() *llm.Schema {
 	str := map[string]any{"type": "string"}
 	obj := func(props [][2]any) map[string]any {
 		p := map[string]any{}

@@ -122,11 +122,18 @@ func judgeInputWith(ctx context.Context, client llm.Client, s *Spec, version, mo
 	if err != nil {
 		return nil, err
 	}
-	key, err := llm.Key(req)
-	if err != nil {
-		return nil, err
-	}
 	resp, err := client.Complete(ctx, req)
+	var key string
+	if resp != nil {
+		key = resp.Key
+	}
+	if key == "" {
+		// A client that does not say it (the Service does).
+		var kerr error
+		if key, kerr = llm.Key(req); kerr != nil {
+			return nil, kerr
+		}
+	}
 	if errors.Is(err, llm.ErrInputTooLong) {
 		// No rerun mends it: an unreadable verdict with its reason.
 		return &Verdict{RecordID: id, Prompt: version, Model: model, Key: key, Outcome: Invalid, ParseError: llm.InputTooLong, Raw: err.Error()}, nil

@@ -26,6 +26,14 @@ type Cache interface {
 	Stats(ctx context.Context) (*CacheStats, error)
 }
 
+// ResponseReader is a cache that can read a stored answer alone, without
+// the request stored beside it: what a cache hit needs.
+type ResponseReader interface {
+	// ReadResponse returns the answer stored for key, or nil when there is
+	// none (or only a pending request).
+	ReadResponse(ctx context.Context, key string) (*Response, error)
+}
+
 // Claimer is a cache shared by several processes (a team's database) that
 // lets one of them claim a request before sending it, so that the same
 // request is never sent twice: the others wait for its answer.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sync"
 )
 
 // KeyVersion prefixes what is hashed into a cache key. Change it when the
@@ -58,10 +59,14 @@ func Key(req *Request) (string, error) {
 }
 
 // canonical compacts JSON with sorted object keys, so that formatting of a
-// schema does not change a key.
+// schema does not change a key. A run asks it of the same few schemas
+// for every request, so each text's canonical form is kept.
 func canonical(raw json.RawMessage) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
+	}
+	if c, ok := canonicalForms.Load(string(raw)); ok {
+		return c.(json.RawMessage), nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -69,5 +74,13 @@ func canonical(raw json.RawMessage) (json.RawMessage, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	return json.Marshal(v)
+	c, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	canonicalForms.Store(string(raw), json.RawMessage(c))
+	return c, nil
 }
+
+// canonicalForms holds the canonical form of each schema text seen.
+var canonicalForms sync.Map

@@ -86,6 +86,9 @@ func (u Usage) Add(v Usage) Usage {
 // Response is a model's answer.
 type Response struct {
 	Text string `json:"text"`
+	// Key is the request's cache key, when the client computed it (the
+	// Service does), so a caller need not compute it again; not stored.
+	Key string `json:"-"`
 	// JSON is the parsed answer when the request had a schema and the answer
 	// validated; otherwise nil.
 	JSON json.RawMessage `json:"json,omitempty"`

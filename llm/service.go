@@ -245,6 +245,14 @@ func (s *Service) complete(ctx context.Context, req *Request) (*Response, bool, 
 	if err != nil {
 		return nil, false, err
 	}
+	resp, shared, err := s.completeKey(ctx, req, key)
+	if resp != nil {
+		resp.Key = key // every path returns a copy of its own
+	}
+	return resp, shared, err
+}
+
+func (s *Service) completeKey(ctx context.Context, req *Request, key string) (*Response, bool, error) {
 	if len(req.Messages) == 0 {
 		return nil, false, fmt.Errorf("request %.12s: no messages", key)
 	}
@@ -257,16 +265,16 @@ func (s *Service) complete(ctx context.Context, req *Request) (*Response, bool, 
 		}
 	}
 	if s.cache != nil && !s.opt.NoCacheReads {
-		e, err := s.cache.Get(ctx, key)
+		stored, err := s.stored(ctx, key)
 		if err != nil {
 			return nil, false, fmt.Errorf("cache: %w", err)
 		}
-		if e != nil && e.Response != nil {
+		if stored != nil {
 			if err := s.cache.RecordHit(ctx, key); err != nil {
 				return nil, false, fmt.Errorf("cache: %w", err)
 			}
 			s.count(func(r *RunStats) { r.CacheHits++ })
-			resp := *e.Response
+			resp := *stored
 			resp.Cached = true
 			return &resp, false, nil
 		}
@@ -415,6 +423,19 @@ func (s *Service) claim(ctx context.Context, cl Claimer, key string) (resp *Resp
 		<-renewed
 		cl.Release(context.WithoutCancel(ctx), key, s.owner)
 	}, nil
+}
+
+// stored is the answer the cache holds for key, or nil: read alone where
+// the cache can (a hit needs no stored request).
+func (s *Service) stored(ctx context.Context, key string) (*Response, error) {
+	if rr, ok := s.cache.(ResponseReader); ok {
+		return rr.ReadResponse(ctx, key)
+	}
+	e, err := s.cache.Get(ctx, key)
+	if err != nil || e == nil {
+		return nil, err
+	}
+	return e.Response, nil
 }
 
 // answer sends a request, with retries, then checks its schema and asks

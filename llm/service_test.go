@@ -263,17 +263,25 @@ func TestIdenticalConcurrentRequestsGoOutOnce(t *testing.T) {
 	defer srv.Close()
 	srv.Latency = 100 * time.Millisecond
 	svc := llm.NewService(registry(), newCache(t), options(srv, "openai", &sleeps{}))
+	want, _ := llm.Key(ask("openai:m", "same"))
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Go(func() {
-			if _, err := svc.Complete(context.Background(), ask("openai:m", "same")); err != nil {
+			// Each answer, sent, shared or cached, names the request's key.
+			resp, err := svc.Complete(context.Background(), ask("openai:m", "same"))
+			if err != nil {
 				t.Error(err)
+			} else if resp.Key != want {
+				t.Errorf("key %q, want %q", resp.Key, want)
 			}
 		})
 	}
 	wg.Wait()
 	if srv.Count() != 1 {
 		t.Fatalf("%d calls for 10 identical concurrent requests", srv.Count())
+	}
+	if resp, err := svc.Complete(context.Background(), ask("openai:m", "same")); err != nil || !resp.Cached || resp.Key != want {
+		t.Fatalf("a cache hit: %+v %v", resp, err)
 	}
 	// A different sample index is a different request.
 	r := ask("openai:m", "same")

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -30,6 +31,12 @@ func testCache(t *testing.T) {
 	if err != nil || e == nil || e.Response != nil || e.Request.Messages[0].Content != "hi" {
 		t.Fatalf("pending entry: %+v %v", e, err)
 	}
+	rr := c.(llm.ResponseReader)
+	for _, key := range []string{"k1", "missing"} {
+		if r, err := rr.ReadResponse(ctx, key); r != nil || err != nil {
+			t.Fatalf("the answer to %s, pending or missing: %+v %v", key, r, err)
+		}
+	}
 	var pending []string
 	c.Pending(ctx, func(e *llm.Entry) error { pending = append(pending, e.Key); return nil })
 	if len(pending) != 1 {
@@ -42,6 +49,9 @@ func testCache(t *testing.T) {
 	e, err = c.Get(ctx, "k1")
 	if err != nil || e.Response == nil || e.Response.Text != "hello" || e.Response.Attempts != 2 {
 		t.Fatalf("answered entry: %+v %v", e, err)
+	}
+	if r, err := rr.ReadResponse(ctx, "k1"); err != nil || r == nil || !reflect.DeepEqual(r, e.Response) {
+		t.Fatalf("the answer read alone: %+v %v, want %+v", r, err, e.Response)
 	}
 	pending = nil
 	c.Pending(ctx, func(e *llm.Entry) error { pending = append(pending, e.Key); return nil })

@@ -20,7 +20,8 @@ func (db *DB) Cache() llm.Cache { return (*cache)(db) }
 type cache DB
 
 var (
-	_ llm.Cache       = (*cache)(nil)
+	_ llm.Cache          = (*cache)(nil)
+	_ llm.ResponseReader = (*cache)(nil)
 	_ llm.Claimer     = (*cache)(nil)
 	_ llm.ClaimHolder = (*cache)(nil)
 )
@@ -76,6 +77,24 @@ func (c *cache) Get(ctx context.Context, key string) (*llm.Entry, error) {
 		return nil, fmt.Errorf("read cache entry %.12s: %w", key, err)
 	}
 	return decodeEntry(&e, req, resp, created)
+}
+
+// ReadResponse implements llm.ResponseReader: a hit reads and decodes the
+// stored answer alone, not the request stored beside it.
+func (c *cache) ReadResponse(ctx context.Context, key string) (*llm.Response, error) {
+	var resp sql.NullString
+	err := c.getAnswer.QueryRowContext(ctx, key).Scan(&resp)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !resp.Valid) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read cache entry %.12s: %w", key, err)
+	}
+	r := &llm.Response{}
+	if err := json.Unmarshal([]byte(resp.String), r); err != nil {
+		return nil, fmt.Errorf("cache entry %.12s: response: %w", key, err)
+	}
+	return r, nil
 }
 
 func decodeEntry(e *llm.Entry, req string, resp sql.NullString, created string) (*llm.Entry, error) {

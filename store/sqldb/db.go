@@ -60,8 +60,9 @@ type DB struct {
 	// comparison).
 	WriteHitsThrough bool
 
-	hits     hitCounts
-	getEntry *sql.Stmt
+	hits      hitCounts
+	getEntry  *sql.Stmt
+	getAnswer *sql.Stmt
 }
 
 var _ record.Store = (*DB)(nil)
@@ -83,14 +84,19 @@ func New(ctx context.Context, sqldb *sql.DB, d Dialect, where string) (*DB, erro
 		FROM llm_cache WHERE key = $1`); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
+	if db.getAnswer, err = sqldb.PrepareContext(ctx, `SELECT response FROM llm_cache WHERE key = $1`); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
 	return db, nil
 }
 
 // Close writes the hit counts held in memory and closes the store.
 func (db *DB) Close() error {
 	ferr := db.flushHits(context.Background())
-	if db.getEntry != nil {
-		db.getEntry.Close()
+	for _, st := range []*sql.Stmt{db.getEntry, db.getAnswer} {
+		if st != nil {
+			st.Close()
+		}
 	}
 	if err := db.db.Close(); err != nil {
 		return err
