@@ -22,8 +22,8 @@ type cache DB
 var (
 	_ llm.Cache          = (*cache)(nil)
 	_ llm.ResponseReader = (*cache)(nil)
-	_ llm.Claimer     = (*cache)(nil)
-	_ llm.ClaimHolder = (*cache)(nil)
+	_ llm.Claimer        = (*cache)(nil)
+	_ llm.ClaimHolder    = (*cache)(nil)
 )
 
 // Claim implements llm.Claimer: the row is taken when there is none, when
