@@ -158,6 +158,12 @@ func CalibrateOne(ctx context.Context, env *Env, st CalibrationStore, data refin
 	return res, nil
 }
 
+// fill sets what a calibration result reports of one calibration.
+func (out *CalibrateResult) fill(res *refine.Result) {
+	out.Result, out.Judges, out.Teacher, out.LabelBlind = res, []refine.JudgeSummary{res.Summary()}, res.Teacher, res.Blind
+	out.Conflicts, out.Selection, out.Versions, out.RevisionsRefused = res.Conflicts, res.Selection, res.Versions, refine.CountRefusals(res.Refused)
+}
+
 // Calibrate runs a calibration (or cfg.Repeats of them, or one with and
 // one without cfg.Ablate), stores each, and reports it. progress, when
 // set, hears each stage of each calibration, titled.
@@ -203,8 +209,7 @@ func Calibrate(ctx context.Context, env *Env, st CalibrationStore, cfg Calibrate
 		Sections: []*report.CalibrationSection{{Title: s.Name, Result: res, Records: cfg.Data.Train}},
 		Repeats:  out.Repeats, RepeatSummary: out.RepeatsSummary,
 	}
-	out.Result, out.Judges, out.Teacher, out.LabelBlind = res, []refine.JudgeSummary{res.Summary()}, res.Teacher, res.Blind
-	out.Conflicts, out.Selection, out.Versions, out.RevisionsRefused = res.Conflicts, res.Selection, res.Versions, refine.CountRefusals(res.Refused)
+	out.fill(res)
 	if res.Panel != nil {
 		out.Teachers, out.Panel = res.Panel.Teachers, res.Panel
 	}

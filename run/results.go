@@ -1,12 +1,15 @@
 package run
 
 import (
+	"io"
+
 	"github.com/gavelhq/gavel/acr"
 	bexec "github.com/gavelhq/gavel/bench/exec"
 	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/refine"
+	"github.com/gavelhq/gavel/sim"
 )
 
 // The results below are those of commands whose work happens in one call
@@ -93,6 +96,27 @@ type SimRecordsResult struct {
 	Records       int    `json:"records"`
 	Seed          uint64 `json:"seed"`
 	Simulated     bool   `json:"simulated"`
+}
+
+// SimRecords writes a simulated world's records to file through write
+// (sim records).
+func SimRecords(opt sim.WorldOptions, file string, write func(string, func(io.Writer) error) error) (*SimRecordsResult, error) {
+	rs, err := sim.Records(opt)
+	if err != nil {
+		return nil, err
+	}
+	err = write(file, func(w io.Writer) error {
+		for i := range rs {
+			if err := WriteRecords(w, &rs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &SimRecordsResult{ResultVersion: ResultVersion, File: file, Records: len(rs), Seed: opt.Seed, Simulated: true}, nil
 }
 
 // OutcomesResult is a record's outcome versions (records outcomes).

@@ -8,12 +8,17 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/refine"
+	"github.com/gavelhq/gavel/report"
+	"github.com/gavelhq/gavel/runlog"
 	"github.com/gavelhq/gavel/sim"
 	"github.com/gavelhq/gavel/teacher"
 )
@@ -40,6 +45,11 @@ type SimStudyConfig struct {
 	Open      func(ctx context.Context, seed uint64) (db DemoStore, env *Env, done func(), err error)
 	OpenStore func(ctx context.Context, path string) (WorldStore, error)
 	Registry  *llm.Registry
+	// Keep, when set, is the folder where each world's store is kept
+	// (world-SEED.db) instead of a temporary one, with every calibration
+	// saved as a run that opens down to its records (gavel view).
+	Keep         string
+	GavelVersion string
 }
 
 // SimStudyResult is gavel sim study's --json output; field names are a
@@ -73,6 +83,9 @@ type WorldRun struct {
 	Fatal     []string `json:"fatal"`
 	Surprises []string `json:"surprises"`
 	Train     int      `json:"train"`
+	// Store is the world's kept store (with --keep), whose runs are its
+	// calibrations.
+	Store string `json:"store,omitempty"`
 	// Teacher is the honest teacher on passfail's training records:
 	// its decisions, and the share of labels that disagree with the
 	// world's truth about the code (a failure with no fatal signal, a
@@ -99,6 +112,8 @@ type WorldGain struct {
 	Control string         `json:"control"`
 	Judge   string         `json:"judge"`
 	Gain    metrics.Figure `json:"gain"`
+	// Run is the calibration's run in the world's kept store.
+	Run string `json:"run,omitempty"`
 }
 
 // ControlOverWorld is a figure's distribution over the worlds: its mean
@@ -120,7 +135,11 @@ type ControlOverWorld struct {
 // SimStudy runs the study, world by world.
 func SimStudy(ctx context.Context, cfg SimStudyConfig) (*SimStudyResult, error) {
 	if cfg.Worlds < 2 {
-		return nil, fmt.Errorf("a study over worlds needs at least 2 worlds, not %d", cfg.Worlds)
+		return nil, deploy.FieldErrorf("worlds", "a study over worlds needs at least 2 worlds, not %d", cfg.Worlds)
+	}
+	if cfg.N < 100 {
+		// Each part of a world's split must hold both labels.
+		return nil, deploy.FieldErrorf("n", "a world needs at least 100 records to split into train, validation and test, not %d", cfg.N)
 	}
 	if cfg.MaxIter <= 0 {
 		cfg.MaxIter = 5
@@ -129,11 +148,17 @@ func SimStudy(ctx context.Context, cfg SimStudyConfig) (*SimStudyResult, error) 
 		cfg.Judges = []string{"passfail", "rubric5"}
 	}
 	if cfg.Open == nil {
-		dir, err := os.MkdirTemp("", "gavel-study-")
-		if err != nil {
+		dir := cfg.Keep
+		if dir == "" {
+			tmp, err := os.MkdirTemp("", "gavel-study-")
+			if err != nil {
+				return nil, err
+			}
+			defer os.RemoveAll(tmp)
+			dir = tmp
+		} else if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(dir)
 		cfg.Open = WorldStores(dir, cfg.Registry, cfg.OpenStore)
 	}
 	log := func(format string, args ...any) {
@@ -149,6 +174,9 @@ func SimStudy(ctx context.Context, cfg SimStudyConfig) (*SimStudyResult, error) 
 		w, err := studyWorld(ctx, cfg, seed, boot, log)
 		if err != nil {
 			return nil, fmt.Errorf("world %d: %w", seed, err)
+		}
+		if cfg.Keep != "" {
+			w.Store = filepath.Join(cfg.Keep, fmt.Sprintf("world-%d.db", seed))
 		}
 		out.Worlds = append(out.Worlds, *w)
 		out.Teacher.MostCorrected = max(out.Teacher.MostCorrected, w.Teacher.CorrectedShare)
@@ -261,11 +289,25 @@ func studyWorld(ctx context.Context, cfg SimStudyConfig, seed uint64, boot metri
 			rc := demoConfig(s, c.TeacherModel, c.EditorModel, boot)
 			rc.MaxIter = cfg.MaxIter
 			log("world %d: %s, %s", seed, c.Name, name)
+			start := time.Now()
 			res, err := CalibrateOne(ctx, env, db, data, "main", rc, nil)
 			if err != nil {
 				return nil, err
 			}
-			w.Gains = append(w.Gains, WorldGain{Control: c.Name, Judge: name, Gain: res.Gain["scott_pi"]})
+			g := WorldGain{Control: c.Name, Judge: name, Gain: res.Gain["scott_pi"]}
+			if rs, ok := db.(runlog.Store); ok && cfg.Keep != "" {
+				// Opened with gavel view, the calibration shows its
+				// records, verdicts and the teacher's reasons.
+				cr := &CalibrateResult{ResultVersion: ResultVersion, Simulated: true, Split: "main", ValRecords: len(data.Val), ValGroups: groupCount(data.Val)}
+				cr.fill(res)
+				run, err := SaveRun(ctx, rs, cr, runlog.Run{Command: "sim study: " + c.Name, StartedAt: start, EndedAt: time.Now(),
+					GavelVersion: cfg.GavelVersion, Simulated: true, Models: map[string]string{c.TeacherModel: "", c.EditorModel: ""}})
+				if err != nil {
+					return nil, err
+				}
+				g.Run = run.ID
+			}
+			w.Gains = append(w.Gains, g)
 			if c.Name == sim.Controls[0].Name && name == cfg.Judges[0] {
 				t := res.Teacher
 				w.Teacher.Kept, w.Teacher.Abstained, w.Teacher.Corrected = t.Kept, t.Abstained, t.Corrected
@@ -361,4 +403,37 @@ func WorldStores(dir string, reg *llm.Registry, open func(ctx context.Context, p
 		svc := llm.NewService(reg, db.Cache(), llm.Options{Offline: true})
 		return db, &Env{Store: db, Client: svc, Stats: svc.Stats}, func() { db.Close() }, nil
 	}
+}
+
+// WriteHTML writes the study's page (gavel sim study --report).
+func (r *SimStudyResult) WriteHTML(w io.Writer) error {
+	rep := &report.SimStudyReport{Title: "[simulated] gavel sim study: calibration over worlds", Records: r.Records}
+	iv := func(c ControlOverWorld) report.Interval {
+		row := report.Interval{Name: c.Control + ", " + c.Judge, Defined: c.Mean.Value.Defined(), Value: c.Mean.Value.V, Lo: c.Mean.Value.V, Hi: c.Mean.Value.V}
+		if c.Mean.CI != nil {
+			row.Lo, row.Hi = c.Mean.CI.Lo, c.Mean.CI.Hi
+		}
+		return row
+	}
+	for _, c := range r.Controls {
+		rep.Gains = append(rep.Gains, iv(c))
+	}
+	for _, c := range r.Differences {
+		rep.Differences = append(rep.Differences, iv(c))
+	}
+	for _, w := range r.Worlds {
+		t := w.Teacher
+		sw := report.StudyWorld{Seed: w.Seed, Surprises: strings.Join(w.Surprises, ", "), Store: w.Store,
+			Kept: t.Kept, Abstained: t.Abstained, Corrected: t.Corrected,
+			Noise: fmt.Sprintf("%.3f -> %.3f", t.NoiseBefore, t.NoiseAfter), Injected: fmt.Sprintf("%.3f -> %.3f", t.InjectedBefore, t.InjectedAfter)}
+		for _, g := range w.Gains {
+			v := g.Gain.Value.String()
+			if g.Gain.CI != nil {
+				v = fmt.Sprintf("%+.3f [%+.3f, %+.3f]", g.Gain.Value.V, g.Gain.CI.Lo, g.Gain.CI.Hi)
+			}
+			sw.Gains = append(sw.Gains, report.StudyGain{Name: g.Control + " " + g.Judge, Value: v, Run: g.Run})
+		}
+		rep.Worlds = append(rep.Worlds, sw)
+	}
+	return report.WriteSimStudy(w, rep)
 }

@@ -369,3 +369,60 @@ func TestREADMEStudyTable(t *testing.T) {
 		t.Fatalf("the README's table is not gavel sim study's output; regenerate it with go run ./cmd/gavel sim study:\n%s", out)
 	}
 }
+
+// gavel sim study --keep --report: the page charts the gains over the
+// worlds and lists every world; each world's kept store holds its
+// calibrations as runs that open down to the records, teacher's reasons
+// and verdicts.
+func TestSimStudyOpensDownToTheRecords(t *testing.T) {
+	dir := t.TempDir()
+	keep, page := filepath.Join(dir, "worlds"), filepath.Join(dir, "study.html")
+	var res struct {
+		Worlds []struct {
+			Seed  uint64 `json:"seed"`
+			Store string `json:"store"`
+			Gains []struct {
+				Control, Judge, Run string
+			} `json:"gains"`
+		} `json:"worlds"`
+	}
+	r := gavel(t, filepath.Join(dir, "unused.db"), "sim", "study", "--worlds", "2", "--n", "200", "--max-iter", "1", "--resamples", "100",
+		"--keep", keep, "--report", page, "--json")
+	if r.code != 0 || !strings.Contains(r.stderr, "report written to "+page) {
+		t.Fatalf("sim study: %+v", r)
+	}
+	decodeJSON(t, r.stdout, &res)
+	if len(res.Worlds) != 2 || len(res.Worlds[0].Gains) != 6 || res.Worlds[1].Store != filepath.Join(keep, "world-2.db") {
+		t.Fatalf("study: %s", r.stdout)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Simulated.", "Test gain over worlds", "Honest minus control", "<svg", res.Worlds[0].Gains[0].Run, "GAVEL_DB=" + res.Worlds[0].Store + " gavel view"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	// The world's honest passfail calibration, opened from its store.
+	w := res.Worlds[0]
+	var recs runRecordsJSON
+	decodeJSON(t, mustGavel(t, w.Store, "runs", "records", w.Gains[0].Run, "--role", "train: teacher", "--json"), &recs)
+	if w.Gains[0].Control != "honest" || w.Gains[0].Judge != "passfail" || len(recs.Records) == 0 {
+		t.Fatalf("the world's honest passfail run %s: %d records", w.Gains[0].Run, len(recs.Records))
+	}
+	var runs []runJSON
+	decodeJSON(t, mustGavel(t, w.Store, "runs", "list", "--json"), &runs)
+	if len(runs) != 6 || !runs[0].Simulated {
+		t.Fatalf("the world's runs: %d", len(runs))
+	}
+	// Too few worlds or records: a usage error naming the flag, and
+	// nothing kept.
+	for flag, args := range map[string][]string{"--worlds": {"--worlds", "1"}, "--n": {"--n", "20"}} {
+		bad := filepath.Join(dir, "bad"+flag)
+		r := gavel(t, filepath.Join(dir, "unused.db"), append([]string{"sim", "study", "--keep", bad}, args...)...)
+		if _, err := os.Stat(bad); r.code != 2 || !strings.Contains(r.stderr, flag+":") || err == nil {
+			t.Errorf("sim study %v: %+v (kept: %v)", args, r, err == nil)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -31,25 +30,14 @@ func (a *app) simCmd() *cobra.Command {
 			if opt.N < 1 {
 				return usagef("--n must be at least 1")
 			}
-			rs, err := sim.Records(opt)
-			if err != nil {
-				return err
-			}
-			err = a.writeFile(out, func(w io.Writer) error {
-				for i := range rs {
-					if err := run.WriteRecords(w, &rs[i]); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+			res, err := run.SimRecords(opt, out, a.writeFile)
 			if err != nil {
 				return err
 			}
 			if a.json {
-				return a.writeJSON(&run.SimRecordsResult{ResultVersion: run.ResultVersion, File: out, Records: len(rs), Seed: opt.Seed, Simulated: true})
+				return a.writeJSON(res)
 			}
-			fmt.Fprintf(a.stderr, "[simulated] wrote %d synthetic records to %s\n", len(rs), out)
+			fmt.Fprintf(a.stderr, "[simulated] wrote %d synthetic records to %s\n", res.Records, out)
 			return nil
 		},
 	}
@@ -64,16 +52,21 @@ func (a *app) simCmd() *cobra.Command {
 
 // simStudyCmd runs the demo's calibrations over worlds (gavel sim study).
 func (a *app) simStudyCmd() *cobra.Command {
-	cfg := run.SimStudyConfig{Log: func(line string) { fmt.Fprintf(a.stderr, "[simulated] study: %s\n", line) }}
+	cfg, page := run.SimStudyConfig{Log: func(line string) { fmt.Fprintf(a.stderr, "[simulated] study: %s\n", line) }}, ""
 	cmd := &cobra.Command{
 		Use:   "study",
 		Short: "Run the honest calibration and its controls over several simulated worlds and report each one's gain over the worlds",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.Registry, cfg.OpenStore = registry(), func(ctx context.Context, path string) (run.WorldStore, error) { return sqlite.Open(ctx, path) }
+			cfg.Registry, cfg.GavelVersion = registry(), buildVersion().Version
+			cfg.OpenStore = func(ctx context.Context, path string) (run.WorldStore, error) { return sqlite.Open(ctx, path) }
 			res, err := run.SimStudy(cmd.Context(), cfg)
+			if err == nil && page != "" {
+				err = a.writeFile(page, res.WriteHTML)
+				a.reportWritten(page)
+			}
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			return a.output(res)
 		},
@@ -84,5 +77,7 @@ func (a *app) simStudyCmd() *cobra.Command {
 	fl.IntVar(&cfg.N, "n", 600, "synthetic records a world")
 	fl.IntVar(&cfg.MaxIter, "max-iter", 3, "iterations of each calibration")
 	fl.IntVar(&cfg.Resamples, "resamples", 1000, "bootstrap resamples")
+	fl.StringVar(&cfg.Keep, "keep", "", "folder to keep each world's store in (world-SEED.db), its calibrations saved as runs to open with gavel view")
+	fl.StringVar(&page, "report", "", "write the study's page (charts, every world and its runs) to this HTML file")
 	return cmd
 }
