@@ -89,16 +89,21 @@ func Evaluate(s *Spec, model string, rs []*record.Record, verdicts map[string]Ve
 	e.Metrics = metrics.ComputeBinary(e.ref, e.pred, nil)
 	boot.Groups = e.groups
 	e.Figures = map[string]metrics.Figure{}
-	for _, name := range ReportedMetrics {
-		stat, err := metrics.BinaryStatistic(name, e.ref, e.pred)
+	// One pass of resamples: each counts the items once and every figure
+	// is read from the count.
+	var ivs []metrics.Interval
+	if boot.Resamples >= 0 {
+		stats, err := metrics.BinaryFigures(ReportedMetrics, e.ref, e.pred)
 		if err != nil {
 			return nil, err
 		}
+		ivs = metrics.BootstrapEach(len(rs), len(ReportedMetrics), stats, boot)
+	}
+	for j, name := range ReportedMetrics {
 		v, _ := e.Metrics.Metric(name)
 		f := metrics.Figure{Value: v, Undefined: v.Undefined}
-		if boot.Resamples >= 0 {
-			iv := metrics.Bootstrap(len(rs), stat, boot)
-			f.CI = &iv
+		if ivs != nil {
+			f.CI = &ivs[j]
 		}
 		e.Figures[name] = f
 	}
@@ -138,15 +143,52 @@ func (e *Evaluation) TuneThreshold(metric string) (int, metrics.Value, error) {
 // of e minus other on the same records (which must be the same, in the
 // same order).
 func (e *Evaluation) Compare(other *Evaluation, boot metrics.BootstrapOptions) (map[string]metrics.Figure, error) {
-	out := map[string]metrics.Figure{}
-	for _, name := range ReportedMetrics {
-		f, err := e.Gain(other, name, boot)
-		if err != nil {
-			return nil, err
+	if len(e.ref) != len(other.ref) {
+		return nil, fmt.Errorf("the evaluations cover different records (%d and %d)", len(e.ref), len(other.ref))
+	}
+	// One pass of resamples for every figure of both.
+	a, err := metrics.BinaryFigures(ReportedMetrics, e.ref, e.pred)
+	if err != nil {
+		return nil, err
+	}
+	b, _ := metrics.BinaryFigures(ReportedMetrics, other.ref, other.pred)
+	k := len(ReportedMetrics)
+	va, vb := make([]metrics.Value, k), make([]metrics.Value, k)
+	boot.Groups = e.groups
+	ivs := metrics.BootstrapEach(len(e.ref), k, func(idx []int, out []metrics.Value) {
+		a(idx, va)
+		b(idx, vb)
+		for j := range out {
+			switch {
+			case !va[j].Defined():
+				out[j] = va[j]
+			case !vb[j].Defined():
+				out[j] = vb[j]
+			default:
+				out[j] = metrics.Def(va[j].V - vb[j].V)
+			}
 		}
+	}, boot)
+	out := map[string]metrics.Figure{}
+	for j, name := range ReportedMetrics {
+		f := gainValue(e, other, name)
+		f.CI = &ivs[j]
 		out[name] = f
 	}
 	return out, nil
+}
+
+func gainValue(e, other *Evaluation, name string) metrics.Figure {
+	va, _ := e.Metrics.Metric(name)
+	vb, _ := other.Metrics.Metric(name)
+	f := metrics.Figure{}
+	if va.Defined() && vb.Defined() {
+		f.Value = metrics.Def(va.V - vb.V)
+	} else {
+		f.Value = metrics.Undef("undefined for one of the judges")
+		f.Undefined = f.Value.Undefined
+	}
+	return f
 }
 
 // Gain is one metric of e minus the same of other on the same records,
@@ -161,15 +203,7 @@ func (e *Evaluation) Gain(other *Evaluation, name string, boot metrics.Bootstrap
 		return metrics.Figure{}, err
 	}
 	b, _ := other.Statistic(name)
-	va, _ := e.Metrics.Metric(name)
-	vb, _ := other.Metrics.Metric(name)
-	f := metrics.Figure{}
-	if va.Defined() && vb.Defined() {
-		f.Value = metrics.Def(va.V - vb.V)
-	} else {
-		f.Value = metrics.Undef("undefined for one of the judges")
-		f.Undefined = f.Value.Undefined
-	}
+	f := gainValue(e, other, name)
 	iv := metrics.PairedBootstrap(len(e.ref), a, b, boot)
 	f.CI = &iv
 	return f, nil

@@ -283,3 +283,56 @@ func TestSweepIntervals(t *testing.T) {
 		}
 	}
 }
+
+// The one pass (issue 29) gives each figure the interval its own
+// bootstrap gives: the sweep's points, and Compare's paired gains.
+func TestOnePassIntervalsEqualOneBootstrapEach(t *testing.T) {
+	rs := simRecords(t, 300, 4)
+	s, _ := judge.Load("rubric5")
+	boot := metrics.BootstrapOptions{Resamples: 300, Seed: 5}
+	e, err := judge.Evaluate(s, "sim", rs, simVerdicts(t, s, rs), 0, boot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := judge.Labels(rs)
+	g := boot
+	g.Groups = judge.Groups(rs)
+	for _, p := range e.Sweep {
+		pred := make([]int, len(rs))
+		for i := range rs {
+			v := simVerdicts(t, s, rs[i:i+1])[rs[i].ID]
+			switch {
+			case v.Outcome == judge.Invalid:
+				pred[i] = metrics.Invalid
+			case v.Score >= p.Threshold:
+				pred[i] = metrics.Pass
+			}
+		}
+		stat, _ := metrics.BinaryStatistic("scott_pi", ref, pred)
+		want := metrics.Bootstrap(len(rs), stat, g)
+		if *p.ScottPiCI != want {
+			t.Fatalf("threshold %g: one pass %+v, alone %+v", p.Threshold, *p.ScottPiCI, want)
+		}
+	}
+	for name, f := range e.Figures {
+		stat, _ := e.Statistic(name)
+		if want := metrics.Bootstrap(len(rs), stat, g); *f.CI != want {
+			t.Fatalf("%s: one pass %+v, alone %+v", name, *f.CI, want)
+		}
+	}
+	other, err := judge.Evaluate(s, "sim", rs, simVerdicts(t, s, rs), 2, boot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gains, err := e.Compare(other, boot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range judge.ReportedMetrics {
+		want, _ := e.Gain(other, name, boot)
+		got := gains[name]
+		if got.Value != want.Value || *got.CI != *want.CI {
+			t.Fatalf("%s: Compare %+v %+v, Gain %+v %+v", name, got.Value, *got.CI, want.Value, *want.CI)
+		}
+	}
+}

@@ -39,58 +39,123 @@ func ParseLevel(s string) (Level, error) {
 // alpha = 1 - Do/De, from the coincidence matrix o: Do = sum o_ck d(c,k) / n,
 // De = sum n_c n_k d(c,k) / (n (n - 1)).
 func Alpha(units [][]float64, level Level) Value {
+	return NewAlphaUnits(units, level).Of(nil)
+}
+
+// AlphaUnits is Krippendorff's alpha prepared for resampling: the values
+// are coded once and each unit's pairs listed once, so that a resample
+// only adds up the pairs of the units it draws (no maps, no sorting).
+// Of(idx) equals Alpha over the units at idx, to the last bit: the pairs
+// are added in the same order, and values a resample lacks add zeros.
+type AlphaUnits struct {
+	level Level
+	keys  []float64 // every pairable value, sorted
+	// pairs[u] lists unit u's ordered pairs as cells c*k+j, each with
+	// weight w[u] = 1/(m-1); nil for a unit with fewer than two values.
+	pairs   [][]int32
+	w       []float64
+	bad     []bool // a value that is not a finite number
+	o, nc   []float64
+	present []bool
+}
+
+// NewAlphaUnits prepares units (each the list of the values the coders
+// gave it) at a level.
+func NewAlphaUnits(units [][]float64, level Level) *AlphaUnits {
+	a := &AlphaUnits{level: level, pairs: make([][]int32, len(units)), w: make([]float64, len(units)), bad: make([]bool, len(units))}
 	vals := map[float64]int{}
-	for _, u := range units {
+	for i, u := range units {
 		if len(u) < 2 {
 			continue
 		}
 		for _, v := range u {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return Undef("a value is not a finite number")
+				a.bad[i] = true
+				continue
 			}
 			vals[v] = 0
 		}
 	}
-	if len(vals) == 0 {
-		return Undef("no unit has two or more values to pair")
-	}
-	keys := make([]float64, 0, len(vals))
+	a.keys = make([]float64, 0, len(vals))
 	for v := range vals {
-		keys = append(keys, v)
+		a.keys = append(a.keys, v)
 	}
-	sort.Float64s(keys)
-	for i, v := range keys {
+	sort.Float64s(a.keys)
+	for i, v := range a.keys {
 		vals[v] = i
 	}
-	k := len(keys)
-	o := make([]float64, k*k)
-	for _, u := range units {
+	k := len(a.keys)
+	for i, u := range units {
 		m := len(u)
-		if m < 2 {
+		if m < 2 || a.bad[i] {
 			continue
 		}
-		w := 1 / float64(m-1)
-		for i := range u {
-			for j := range u {
-				if i != j {
-					o[vals[u[i]]*k+vals[u[j]]] += w
+		cells := make([]int32, 0, m*(m-1))
+		for x := range u {
+			for y := range u {
+				if x != y {
+					cells = append(cells, int32(vals[u[x]]*k+vals[u[y]]))
 				}
 			}
 		}
+		a.pairs[i], a.w[i] = cells, 1/float64(m-1)
 	}
-	nc := make([]float64, k)
+	a.o, a.nc, a.present = make([]float64, k*k), make([]float64, k), make([]bool, k)
+	return a
+}
+
+// Of is alpha over the units at idx (an index may repeat; nil: every
+// unit once). It reuses the receiver's buffers: one goroutine at a time.
+func (a *AlphaUnits) Of(idx []int) Value {
+	k := len(a.keys)
+	o, nc := a.o, a.nc
+	clear(o)
+	pairable := false
+	add := func(u int) bool {
+		if a.bad[u] {
+			return false
+		}
+		w := a.w[u]
+		for _, c := range a.pairs[u] {
+			o[c] += w
+		}
+		pairable = pairable || a.pairs[u] != nil
+		return true
+	}
+	if idx == nil {
+		for u := range a.pairs {
+			if !add(u) {
+				return Undef("a value is not a finite number")
+			}
+		}
+	} else {
+		for _, u := range idx {
+			if !add(u) {
+				return Undef("a value is not a finite number")
+			}
+		}
+	}
+	if !pairable {
+		return Undef("no unit has two or more values to pair")
+	}
 	n := 0.0
+	lowest := math.Inf(1)
 	for c := range k {
+		nc[c] = 0
 		for j := range k {
 			nc[c] += o[c*k+j]
 		}
 		n += nc[c]
+		if nc[c] > 0 {
+			lowest = min(lowest, a.keys[c])
+		}
 	}
-	if level == LevelRatio && keys[0] < 0 {
+	keys := a.keys
+	if a.level == LevelRatio && lowest < 0 {
 		return Undef("ratio level needs values of one sign")
 	}
 	d := func(c, j int) float64 {
-		switch level {
+		switch a.level {
 		case LevelNominal:
 			if c == j {
 				return 0
@@ -117,8 +182,11 @@ func Alpha(units [][]float64, level Level) Value {
 	}
 	do, de := 0.0, 0.0
 	for c := range k {
+		if nc[c] == 0 {
+			continue // a value this resample lacks adds nothing
+		}
 		for j := range k {
-			if c == j {
+			if c == j || nc[j] == 0 {
 				continue
 			}
 			dd := d(c, j)

@@ -156,6 +156,39 @@ func BinaryStatistic(name string, ref, pred []int) (Statistic, error) {
 	}, nil
 }
 
+// BinaryFigures returns a Statistics computing the named figures of ref
+// against pred from one count per resample (for BootstrapEach).
+func BinaryFigures(names []string, ref, pred []int) (Statistics, error) {
+	var probe Binary
+	for _, name := range names {
+		if _, err := probe.Metric(name); err != nil {
+			return nil, err
+		}
+	}
+	// Each item's cell of the table, counted as integers per resample.
+	cell := make([]uint8, len(ref))
+	for i := range ref {
+		if pred[i] < 0 {
+			cell[i] = 4
+		} else {
+			cell[i] = uint8(ref[i]*2 + pred[i])
+		}
+	}
+	return func(idx []int, out []Value) {
+		var n [5]int
+		for _, i := range idx {
+			n[cell[i]]++
+		}
+		bc := binaryCounts{invalid: n[4]}
+		bc.c = [2][2]float64{{float64(n[0]), float64(n[1])}, {float64(n[2]), float64(n[3])}}
+		var b Binary
+		bc.fill(&b)
+		for j, name := range names {
+			out[j], _ = b.Metric(name)
+		}
+	}, nil
+}
+
 // SweepPoint is every binary figure at one threshold.
 type SweepPoint struct {
 	Threshold float64 `json:"threshold"`
@@ -207,15 +240,78 @@ func Sweep(ref []int, scores []float64, valid []bool) []SweepPoint {
 }
 
 // SweepIntervals gives every point of a sweep its Scott's pi interval, by
-// the same bootstrap as the figures at the chosen threshold.
+// the same bootstrap as the figures at the chosen threshold, in one pass:
+// each resample counts every item once by its label and by the highest
+// threshold it reaches, and every point's table is a sum of those counts.
 func SweepIntervals(points []SweepPoint, ref []int, opt BootstrapOptions) {
+	ivs := BootstrapEach(len(ref), len(points), SweepStatistics(points, ref), opt)
 	for i := range points {
-		stat, err := BinaryStatistic("scott_pi", ref, points[i].pred)
-		if err != nil {
-			continue
+		points[i].ScottPiCI = &ivs[i]
+	}
+}
+
+// SweepStatistics computes Scott's pi at every point of a sweep from one
+// count per resample.
+func SweepStatistics(points []SweepPoint, ref []int) Statistics {
+	t := len(points)
+	// reach[i]: how many of the points (in ascending threshold order) item
+	// i passes, or -1 when invalid; a point's prediction is pass for the
+	// items that reach beyond it.
+	reach := make([]int, len(ref))
+	for i := range ref {
+		reach[i] = 0
+		for q := range points {
+			switch points[q].pred[i] {
+			case Pass:
+				reach[i] = q + 1
+			case Invalid:
+				reach[i] = -1
+			}
+			if reach[i] < 0 {
+				break
+			}
 		}
-		iv := Bootstrap(len(ref), stat, opt)
-		points[i].ScottPiCI = &iv
+	}
+	cnt := make([][]float64, 2) // cnt[label][reach]
+	for l := range cnt {
+		cnt[l] = make([]float64, t+1)
+	}
+	return func(idx []int, out []Value) {
+		for l := range cnt {
+			clear(cnt[l])
+		}
+		invalid := 0
+		for _, i := range idx {
+			if reach[i] < 0 {
+				invalid++
+				continue
+			}
+			cnt[ref[i]][reach[i]]++
+		}
+		// At point q the items reaching q+1 or more pass, the rest fail.
+		var pass [2]float64
+		for l := range 2 {
+			for r := t; r >= 1; r-- {
+				pass[l] += cnt[l][r]
+			}
+		}
+		var total [2]float64
+		for l := range 2 {
+			for r := 0; r <= t; r++ {
+				total[l] += cnt[l][r]
+			}
+		}
+		for q := range t {
+			bc := binaryCounts{invalid: invalid}
+			for l := range 2 {
+				bc.c[l][Pass] = pass[l]
+				bc.c[l][Fail] = total[l] - pass[l]
+				pass[l] -= cnt[l][q+1]
+			}
+			var b Binary
+			bc.fill(&b)
+			out[q] = b.ScottPi
+		}
 	}
 }
 

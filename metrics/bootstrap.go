@@ -83,14 +83,19 @@ type Statistic func(idx []int) Value
 
 // Bootstrap returns the percentile interval of stat over n items.
 func Bootstrap(n int, stat Statistic, opt BootstrapOptions) Interval {
-	return bootstrap(n, func(idx []int) Value { return stat(idx) }, opt)
+	return BootstrapEach(n, 1, func(idx []int, out []Value) { out[0] = stat(idx) }, opt)[0]
 }
 
 // PairedBootstrap returns the percentile interval of a(idx) - b(idx): two
 // judges scored on the same resampled items, so that what the items share
 // cancels out. A resample where either is undefined is dropped.
 func PairedBootstrap(n int, a, b Statistic, opt BootstrapOptions) Interval {
-	return bootstrap(n, func(idx []int) Value {
+	return Bootstrap(n, Paired(a, b), opt)
+}
+
+// Paired is the statistic a(idx) - b(idx), undefined where either is.
+func Paired(a, b Statistic) Statistic {
+	return func(idx []int) Value {
 		va, vb := a(idx), b(idx)
 		if !va.Defined() {
 			return va
@@ -99,19 +104,36 @@ func PairedBootstrap(n int, a, b Statistic, opt BootstrapOptions) Interval {
 			return vb
 		}
 		return Def(va.V - vb.V)
-	}, opt)
+	}
 }
 
-func bootstrap(n int, f Statistic, opt BootstrapOptions) Interval {
+// Statistics computes k figures at once over the items at the given
+// indices (an index may repeat), writing them into out (length k). It is
+// called once per resample and should not allocate.
+type Statistics func(idx []int, out []Value)
+
+// BootstrapEach returns the percentile interval of each of k figures from
+// one pass of resamples: the indices of a resample are drawn once and
+// stats computes every figure from them (typically from one table filled
+// once). Each figure's interval is the one Bootstrap gives it alone with
+// the same options: the same seed draws the same resamples.
+func BootstrapEach(n, k int, stats Statistics, opt BootstrapOptions) []Interval {
 	opt = opt.norm()
-	iv := Interval{Level: opt.Level, Resamples: opt.Resamples}
+	ivs := make([]Interval, k)
+	for j := range ivs {
+		ivs[j] = Interval{Level: opt.Level, Resamples: opt.Resamples}
+	}
+	undefined := func(why string) []Interval {
+		for j := range ivs {
+			ivs[j].Undefined = why
+		}
+		return ivs
+	}
 	if n == 0 {
-		iv.Undefined = "no items"
-		return iv
+		return undefined("no items")
 	}
 	if opt.Groups != nil && len(opt.Groups) != n {
-		iv.Undefined = fmt.Sprintf("%d groups for %d items", len(opt.Groups), n)
-		return iv
+		return undefined(fmt.Sprintf("%d groups for %d items", len(opt.Groups), n))
 	}
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x626f6f74)) // "boot"
 	var clusters [][]int
@@ -126,10 +148,16 @@ func bootstrap(n int, f Statistic, opt BootstrapOptions) Interval {
 			}
 			clusters[c] = append(clusters[c], i)
 		}
-		iv.Groups = len(clusters)
+		for j := range ivs {
+			ivs[j].Groups = len(clusters)
+		}
 	}
 	idx := make([]int, 0, n)
-	vals := make([]float64, 0, opt.Resamples)
+	out := make([]Value, k)
+	vals := make([][]float64, k)
+	for j := range vals {
+		vals[j] = make([]float64, 0, opt.Resamples)
+	}
 	for range opt.Resamples {
 		idx = idx[:0]
 		if clusters == nil {
@@ -141,34 +169,44 @@ func bootstrap(n int, f Statistic, opt BootstrapOptions) Interval {
 				idx = append(idx, clusters[rng.Uint64N(uint64(len(clusters)))]...)
 			}
 		}
-		v := f(idx)
-		if !v.Defined() || math.IsNaN(v.V) {
-			iv.Dropped++
+		stats(idx, out)
+		for j, v := range out {
+			if !v.Defined() || math.IsNaN(v.V) {
+				ivs[j].Dropped++
+				continue
+			}
+			vals[j] = append(vals[j], v.V)
+		}
+	}
+	alpha := (1 - opt.Level) / 2
+	var itemCIs []Interval
+	for j := range ivs {
+		iv := &ivs[j]
+		if len(vals[j]) == 0 {
+			iv.Undefined = "every resample was undefined"
 			continue
 		}
-		vals = append(vals, v.V)
-	}
-	if len(vals) == 0 {
-		iv.Undefined = "every resample was undefined"
-		return iv
-	}
-	sort.Float64s(vals)
-	alpha := (1 - opt.Level) / 2
-	iv.Lo = stat.Quantile(alpha, stat.Empirical, vals, nil)
-	iv.Hi = stat.Quantile(1-alpha, stat.Empirical, vals, nil)
-	iv.Resampled = "items"
-	if clusters != nil {
+		sort.Float64s(vals[j])
+		iv.Lo = stat.Quantile(alpha, stat.Empirical, vals[j], nil)
+		iv.Hi = stat.Quantile(1-alpha, stat.Empirical, vals[j], nil)
+		iv.Resampled = "items"
+		if clusters == nil {
+			continue
+		}
 		iv.Resampled = "groups"
 		if len(clusters) < MinGroups {
-			items := opt
-			items.Groups = nil
-			it := bootstrap(n, f, items)
+			if itemCIs == nil {
+				items := opt
+				items.Groups = nil
+				itemCIs = BootstrapEach(n, k, stats, items)
+			}
+			it := itemCIs[j]
 			iv.ItemCI = &it
 			iv.Warning = fmt.Sprintf("only %d groups were resampled (fewer than %d): a cluster bootstrap cannot give an honest interval from so few; "+
 				"the item-level interval %s treats the %d records as independent, which they are not", len(clusters), MinGroups, it.String(), n)
 		}
 	}
-	return iv
+	return ivs
 }
 
 // Figure is a value with its bootstrap interval: the one shape of every

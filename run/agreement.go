@@ -84,6 +84,29 @@ func estimate(n int, stat metrics.Statistic, opt metrics.BootstrapOptions) *metr
 	return &e
 }
 
+// estimateEach computes k figures with their intervals from one pass of
+// resamples (no intervals when resamples is 0).
+func estimateEach(n, k int, stats metrics.Statistics, opt metrics.BootstrapOptions) []*metrics.Figure {
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	vals := make([]metrics.Value, k)
+	stats(all, vals)
+	figs := make([]*metrics.Figure, k)
+	var ivs []metrics.Interval
+	if opt.Resamples != 0 {
+		ivs = metrics.BootstrapEach(n, k, stats, opt)
+	}
+	for j, v := range vals {
+		figs[j] = &metrics.Figure{Value: v, Undefined: v.Undefined}
+		if ivs != nil {
+			figs[j].CI = &ivs[j]
+		}
+	}
+	return figs
+}
+
 func pairAgreement(rows []Row, f AgreementConfig, level metrics.Level, opt metrics.BootstrapOptions) (*AgreementResult, error) {
 	var av, bv, groups []string
 	fa, fb := f.Raters[0], f.Raters[1]
@@ -107,35 +130,34 @@ func pairAgreement(rows []Row, f AgreementConfig, level metrics.Level, opt metri
 	n, k := len(ai), len(cats)
 	sum.Items, sum.Categories = n, cats
 	opt.Groups = groups
-	tab := metrics.NewTable(k)
-	tableStat := func(m func(*metrics.Table) metrics.Value) metrics.Statistic {
-		return func(idx []int) metrics.Value {
-			tab.Reset()
-			for _, i := range idx {
-				tab.Add(ai[i], bi[i], 1)
-			}
-			return m(tab)
-		}
-	}
-	sum.ObservedAgreement = estimate(n, tableStat((*metrics.Table).ObservedAgreement), opt)
-	sum.ScottPi = estimate(n, tableStat((*metrics.Table).ScottPi), opt)
-	sum.CohenKappa = estimate(n, tableStat((*metrics.Table).CohenKappa), opt)
-	sum.BennettS = estimate(n, tableStat((*metrics.Table).BennettS), opt)
-
 	// Alpha at the chosen level: categories are their own codes for the
 	// nominal level, numbers otherwise.
 	codes, numErr := categoryCodes(cats, level)
-	alphaStat := func(idx []int) metrics.Value {
-		if numErr != "" {
-			return metrics.Undef("%s", numErr)
+	var alpha *metrics.AlphaUnits
+	if numErr == "" {
+		units := make([][]float64, n)
+		for i := range units {
+			units[i] = []float64{codes[ai[i]], codes[bi[i]]}
 		}
-		units := make([][]float64, len(idx))
-		for j, i := range idx {
-			units[j] = []float64{codes[ai[i]], codes[bi[i]]}
-		}
-		return metrics.Alpha(units, level)
+		alpha = metrics.NewAlphaUnits(units, level)
 	}
-	sum.Alpha = &AlphaFigure{Figure: *estimate(n, alphaStat, opt), Level: level.String()}
+	// One pass: each resample fills one table, and every figure is read
+	// from it (alpha from the same resampled units).
+	tab := metrics.NewTable(k)
+	figs := estimateEach(n, 5, func(idx []int, out []metrics.Value) {
+		tab.Reset()
+		for _, i := range idx {
+			tab.Add(ai[i], bi[i], 1)
+		}
+		out[0], out[1], out[2], out[3] = tab.ObservedAgreement(), tab.ScottPi(), tab.CohenKappa(), tab.BennettS()
+		if numErr != "" {
+			out[4] = metrics.Undef("%s", numErr)
+		} else {
+			out[4] = alpha.Of(idx)
+		}
+	}, opt)
+	sum.ObservedAgreement, sum.ScottPi, sum.CohenKappa, sum.BennettS = figs[0], figs[1], figs[2], figs[3]
+	sum.Alpha = &AlphaFigure{Figure: *figs[4], Level: level.String()}
 	pred := make([]int, n)
 	copy(pred, bi)
 	sum.Classification = metrics.Classify(ai, pred, cats)
@@ -198,13 +220,7 @@ func coderAgreement(file string, rows []Row, f AgreementConfig, level metrics.Le
 	}
 	sum.Items = len(units) - sum.Skipped
 	opt.Groups = groups
-	stat := func(idx []int) metrics.Value {
-		sel := make([][]float64, len(idx))
-		for j, i := range idx {
-			sel[j] = units[i]
-		}
-		return metrics.Alpha(sel, level)
-	}
-	sum.Alpha = &AlphaFigure{Figure: *estimate(len(units), stat, opt), Level: level.String()}
+	alpha := metrics.NewAlphaUnits(units, level)
+	sum.Alpha = &AlphaFigure{Figure: *estimate(len(units), alpha.Of, opt), Level: level.String()}
 	return sum, nil
 }
