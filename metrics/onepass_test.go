@@ -210,4 +210,3 @@ func TestBootstrapEachEqualsOneBootstrapPerFigure(t *testing.T) {
 		}
 	}
 }
-
