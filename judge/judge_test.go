@@ -1,9 +1,13 @@
 package judge_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gavelhq/gavel/internal/golden"
@@ -333,6 +337,96 @@ func TestOnePassIntervalsEqualOneBootstrapEach(t *testing.T) {
 		got := gains[name]
 		if got.Value != want.Value || *got.CI != *want.CI {
 			t.Fatalf("%s: Compare %+v %+v, Gain %+v %+v", name, got.Value, *got.CI, want.Value, *want.CI)
+		}
+	}
+}
+
+// Fence skips its regular expression where it cannot match (issue 29);
+// on any text it must give exactly what the expression gives.
+func TestFenceShortcutEqualsPattern(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 1))
+	parts := []string{"<", "</", "< /", "<\t/ ", "/", " ", "\n", "candidate", "CANDIDATE", "Candidate", "\u212aandidate", "task", "\u017fask", "tas", "x", "<<", "é", "-> ", "if a < b {"}
+	for _, tag := range []string{"candidate", "task", "context_test_output", "kind", "source"} {
+		pattern := regexp.MustCompile(`(?i)<(\s*/?\s*` + regexp.QuoteMeta(tag) + `)\b`)
+		for range 3000 {
+			var b strings.Builder
+			for range 1 + rng.IntN(12) {
+				b.WriteString(parts[rng.IntN(len(parts))])
+			}
+			text := b.String()
+			want := "<" + tag + ">\n" + strings.TrimRight(pattern.ReplaceAllString(text, `<\$1`), "\n") + "\n</" + tag + ">"
+			if got := judge.Fence(tag, text); got != want {
+				t.Fatalf("tag %s, text %q:\n got %q\nwant %q", tag, text, got, want)
+			}
+		}
+	}
+}
+
+// Two copies of a judge that differ only in their inputs render from the
+// same text at once; each shows exactly its own inputs (the parsed
+// templates are shared, so "shows" must not be set per render).
+func TestCopiesWithOtherInputsRenderTheirOwn(t *testing.T) {
+	full, _ := judge.Load("passfail")
+	blind := *full
+	blind.Inputs = []string{"task", "candidate"}
+	in := judge.Input{Task: "add two numbers", Candidate: "return a + b", Reference: "return a + b // reference"}
+	var wg sync.WaitGroup
+	errs := make(chan string, 2)
+	for _, c := range []struct {
+		s    *judge.Spec
+		want bool
+	}{{full, true}, {&blind, false}} {
+		wg.Go(func() {
+			for range 300 {
+				msgs, err := c.s.Messages(in)
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				if got := strings.Contains(msgs[1].Content, "<reference>"); got != c.want {
+					errs <- fmt.Sprintf("inputs %v: reference shown %v", c.s.Inputs, got)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+}
+
+// plainClient hides the Service's Prepare: judge.Run then asks request by
+// request, as it does any client.
+type plainClient struct{ c llm.Client }
+
+func (p plainClient) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	return p.c.Complete(ctx, req)
+}
+
+// Through a client that prepares requests ahead (several windows of them,
+// issue 29) a run gives exactly the verdicts, in the records' order, that
+// it gives asking one request at a time.
+func TestPreparedRunEqualsRequestByRequest(t *testing.T) {
+	rs := simRecords(t, 700, 3)
+	s, _ := judge.Load("passfail")
+	ctx := context.Background()
+	ahead, err := judge.Run(ctx, simService(), s, "sim", rs, judge.RunOptions{Concurrency: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := judge.Run(ctx, plainClient{simService()}, s, "sim", rs, judge.RunOptions{Concurrency: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ahead.Verdicts) != len(rs) || len(one.Verdicts) != len(rs) {
+		t.Fatalf("%d and %d verdicts for %d records", len(ahead.Verdicts), len(one.Verdicts), len(rs))
+	}
+	for i := range rs {
+		a, b := ahead.Verdicts[i], one.Verdicts[i]
+		if a.RecordID != rs[i].ID || a.Key == "" || a.Key != b.Key || a.Outcome != b.Outcome || a.Raw != b.Raw {
+			t.Fatalf("record %d (%s): prepared %+v, one by one %+v", i, rs[i].ID, a, b)
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
@@ -48,8 +50,63 @@ type templateData struct {
 // with any spacing ("</CANDIDATE>", "< /Candidate >"), is escaped, so the
 // text cannot end its fence early or open a new one.
 func Fence(tag, text string) string {
-	text = fenceEscaper(tag).ReplaceAllString(text, `<\$1`)
+	if mayCloseFence(tag, text) {
+		text = fenceEscaper(tag).ReplaceAllString(text, `<\$1`)
+	}
 	return "<" + tag + ">\n" + strings.TrimRight(text, "\n") + "\n</" + tag + ">"
+}
+
+// mayCloseFence reports whether the escaper could match text at all: only
+// at a "<" followed (after the spaces and "/" the pattern allows) by a
+// character that folds to the tag's first. Most texts have no such place,
+// and skip the regular expression.
+func mayCloseFence(tag, text string) bool {
+	first, _ := utf8.DecodeRuneInString(tag)
+	if tag == "" || first == '/' || unicode.IsSpace(first) {
+		return true // not a tag this shortcut knows: the pattern decides
+	}
+	for i := strings.IndexByte(text, '<'); i >= 0; {
+		j := i + 1
+		j = skipSpace(text, j)
+		if j < len(text) && text[j] == '/' {
+			j = skipSpace(text, j+1)
+		}
+		if j < len(text) {
+			r, _ := utf8.DecodeRuneInString(text[j:])
+			if foldsTo(r, first) {
+				return true
+			}
+		}
+		k := strings.IndexByte(text[i+1:], '<')
+		if k < 0 {
+			break
+		}
+		i += 1 + k
+	}
+	return false
+}
+
+// skipSpace skips what \s matches (RE2: tab, newline, form feed, carriage
+// return, space).
+func skipSpace(s string, j int) int {
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\f' || s[j] == '\r') {
+		j++
+	}
+	return j
+}
+
+// foldsTo reports whether r and c are equal under simple case folding, as
+// (?i) compares them.
+func foldsTo(r, c rune) bool {
+	if r == c {
+		return true
+	}
+	for f := unicode.SimpleFold(c); f != c; f = unicode.SimpleFold(f) {
+		if f == r {
+			return true
+		}
+	}
+	return false
 }
 
 var (
@@ -74,12 +131,16 @@ func (s *Spec) templates() ([2]*template.Template, error) {
 	// Parsed once per text: a spec's copies (calibration revises them)
 	// share nothing but the text, and a parsed template executes safely
 	// from several goroutines.
-	key := s.Name + "\x00" + s.System + "\x00" + s.User
+	// The inputs are part of the key: "shows" is bound at parse time (a
+	// function set per render would change the shared template under
+	// other goroutines' renders).
+	key := s.Name + "\x00" + s.System + "\x00" + s.User + "\x00" + strings.Join(s.Inputs, "\x00")
 	if ts, ok := parsedTemplates.Load(key); ok {
 		return ts.([2]*template.Template), nil
 	}
 	var out [2]*template.Template
-	shows := func(string) bool { return true }
+	inputs := slices.Clone(s.Inputs)
+	shows := func(name string) bool { return slices.Contains(inputs, name) }
 	funcs := template.FuncMap{
 		"fence": Fence,
 		"shows": shows,
@@ -118,11 +179,10 @@ func (s *Spec) Messages(in Input) ([]llm.Message, error) {
 			data.Context = append(data.Context, contextEntry{Key: k, Label: contextLabel(k), Tag: "context_" + k, Text: text})
 		}
 	}
-	shows := func(name string) bool { return slices.Contains(s.Inputs, name) }
 	var msgs []llm.Message
 	for i, t := range ts {
 		var b bytes.Buffer
-		if err := t.Funcs(template.FuncMap{"shows": shows}).Execute(&b, data); err != nil {
+		if err := t.Execute(&b, data); err != nil {
 			return nil, fmt.Errorf("judge %s: render: %w", s.Name, err)
 		}
 		role := llm.System

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
@@ -80,8 +83,24 @@ func Run(ctx context.Context, client llm.Client, s *Spec, model string, records 
 	if opt.Progress != nil {
 		progress = func(done int) { opt.Progress(done, len(records)) }
 	}
+	one := func(ctx context.Context, i int) (*Verdict, error) {
+		return judgeOne(ctx, client, s, version, model, records[i])
+	}
+	if p, ok := client.(llm.Preparer); ok {
+		pre := prepareAhead(ctx, p, s, model, records)
+		defer pre.stop()
+		one = func(ctx context.Context, i int) (*Verdict, error) {
+			req, err := pre.get(ctx, i)
+			if err != nil {
+				return nil, err
+			}
+			defer pre.done(i)
+			resp, err := p.CompletePrepared(ctx, req)
+			return verdictOf(s, version, model, records[i].ID, req.Request, resp, err, nil)
+		}
+	}
 	each, err := llm.ForEach(ctx, len(records), opt.Concurrency, progress, func(ctx context.Context, i int) error {
-		v, err := judgeOne(ctx, client, s, version, model, records[i])
+		v, err := one(ctx, i)
 		if err != nil {
 			return fmt.Errorf("record %s: %w", records[i].ID, err)
 		}
@@ -123,6 +142,11 @@ func judgeInputWith(ctx context.Context, client llm.Client, s *Spec, version, mo
 		return nil, err
 	}
 	resp, err := client.Complete(ctx, req)
+	return verdictOf(s, version, model, id, req, resp, err, cached)
+}
+
+// verdictOf reads a verdict from a request's answer (or its error).
+func verdictOf(s *Spec, version, model, id string, req *llm.Request, resp *llm.Response, err error, cached *bool) (*Verdict, error) {
 	var key string
 	if resp != nil {
 		key = resp.Key
@@ -148,6 +172,111 @@ func judgeInputWith(ctx context.Context, client llm.Client, s *Spec, version, mo
 	v.RecordID, v.Prompt, v.Model, v.Key = id, version, model, key
 	return &v, nil
 }
+
+// prepared holds the requests of a run prepared ahead of the workers, in
+// windows: a window's requests are rendered on every core, then prepared
+// at once (their keys, and one cache read for the window), while the
+// workers answer the windows before it. At most ahead windows are held.
+type prepared struct {
+	windows []*window
+	slots   chan struct{}
+	cancel  context.CancelFunc
+}
+
+type window struct {
+	ready chan struct{}
+	reqs  []llm.Prepared
+	errs  []error // rendering errors, per record
+	err   error   // preparing the window failed
+	left  atomic.Int64
+}
+
+const (
+	windowSize   = 256
+	windowsAhead = 8
+)
+
+func prepareAhead(ctx context.Context, p llm.Preparer, s *Spec, model string, records []*record.Record) *prepared {
+	ctx, cancel := context.WithCancel(ctx)
+	n := (len(records) + windowSize - 1) / windowSize
+	pre := &prepared{windows: make([]*window, n), slots: make(chan struct{}, windowsAhead), cancel: cancel}
+	for w := range pre.windows {
+		lo, hi := w*windowSize, min(len(records), (w+1)*windowSize)
+		pre.windows[w] = &window{ready: make(chan struct{}), errs: make([]error, hi-lo)}
+		pre.windows[w].left.Store(int64(hi - lo))
+	}
+	go func() {
+		for w, win := range pre.windows {
+			select {
+			case pre.slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			lo, hi := w*windowSize, min(len(records), (w+1)*windowSize)
+			reqs := make([]*llm.Request, hi-lo)
+			workers := runtime.GOMAXPROCS(0)
+			var wg sync.WaitGroup
+			for k := range workers {
+				wg.Go(func() {
+					for i := lo + k; i < hi; i += workers {
+						reqs[i-lo], win.errs[i-lo] = s.Request(model, InputOf(records[i]))
+					}
+				})
+			}
+			wg.Wait()
+			var ok []*llm.Request
+			var at []int
+			for i, r := range reqs {
+				if win.errs[i] == nil {
+					ok, at = append(ok, r), append(at, i)
+				}
+			}
+			// Keys and the cache read go on while the next window renders.
+			go func() {
+				ps, err := p.Prepare(ctx, ok)
+				win.reqs = make([]llm.Prepared, hi-lo)
+				for j, i := range at {
+					if err == nil {
+						win.reqs[i] = ps[j]
+					}
+				}
+				win.err = err
+				close(win.ready)
+			}()
+		}
+	}()
+	return pre
+}
+
+// get waits for record i's prepared request.
+func (pre *prepared) get(ctx context.Context, i int) (*llm.Prepared, error) {
+	win := pre.windows[i/windowSize]
+	select {
+	case <-win.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if err := win.errs[i%windowSize]; err != nil {
+		pre.done(i)
+		return nil, err
+	}
+	if win.err != nil {
+		pre.done(i)
+		return nil, win.err
+	}
+	return &win.reqs[i%windowSize], nil
+}
+
+// done says record i was answered; the last of a window frees its slot.
+func (pre *prepared) done(i int) {
+	win := pre.windows[i/windowSize]
+	if win.left.Add(-1) == 0 {
+		win.reqs = nil
+		<-pre.slots
+	}
+}
+
+func (pre *prepared) stop() { pre.cancel() }
 
 // PlanRun adds to a dry run's plan the requests judging records would
 // make, checking which the cache answers.

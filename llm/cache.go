@@ -34,6 +34,13 @@ type ResponseReader interface {
 	ReadResponse(ctx context.Context, key string) (*Response, error)
 }
 
+// ResponsesReader is a cache that reads the stored answers of many keys at
+// once (one query instead of one per key): Service.Prepare uses it.
+type ResponsesReader interface {
+	// ReadResponses returns the stored answer of each key that has one.
+	ReadResponses(ctx context.Context, keys []string) (map[string]*Response, error)
+}
+
 // Claimer is a cache shared by several processes (a team's database) that
 // lets one of them claim a request before sending it, so that the same
 // request is never sent twice: the others wait for its answer.

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -225,8 +226,20 @@ func (s *Service) state(name string) (*providerState, error) {
 // provider (once for identical concurrent requests), else, offline, by
 // recording it as pending.
 func (s *Service) Complete(ctx context.Context, req *Request) (*Response, error) {
+	key, err := Key(req)
+	if err != nil {
+		s.count(func(r *RunStats) { r.Requests++; r.Failed++ })
+		return nil, err
+	}
+	return s.completeWithKey(ctx, req, key)
+}
+
+func (s *Service) completeWithKey(ctx context.Context, req *Request, key string) (*Response, error) {
 	s.count(func(r *RunStats) { r.Requests++ })
-	resp, shared, err := s.complete(ctx, req)
+	resp, shared, err := s.completeKey(ctx, req, key)
+	if resp != nil {
+		resp.Key = key // every path returns a copy of its own
+	}
 	switch {
 	case shared:
 		s.count(func(r *RunStats) { r.Shared++ })
@@ -238,31 +251,114 @@ func (s *Service) Complete(ctx context.Context, req *Request) (*Response, error)
 	return resp, err
 }
 
-// complete answers a request; shared reports that an identical request
-// in flight answered it.
-func (s *Service) complete(ctx context.Context, req *Request) (*Response, bool, error) {
-	key, err := Key(req)
-	if err != nil {
-		return nil, false, err
-	}
-	resp, shared, err := s.completeKey(ctx, req, key)
-	if resp != nil {
-		resp.Key = key // every path returns a copy of its own
-	}
-	return resp, shared, err
+// Prepared is a request made ready for Service.CompletePrepared: its key
+// computed and its stored answer, if the cache has one, already read.
+// The request must not change after Prepare.
+type Prepared struct {
+	Request *Request
+	Key     string
+	// Err is why the request could not be prepared (its key); completing
+	// it returns this error.
+	Err    error
+	stored *Response
 }
 
-func (s *Service) completeKey(ctx context.Context, req *Request, key string) (*Response, bool, error) {
+// Preparer is a client that prepares many requests at once: keys computed
+// on every core and the cache read in one query per batch, so that a
+// rerun answered from the cache pays one read per batch, not per request.
+// judge.Run uses it when the client offers it.
+type Preparer interface {
+	Client
+	Prepare(ctx context.Context, reqs []*Request) ([]Prepared, error)
+	CompletePrepared(ctx context.Context, p *Prepared) (*Response, error)
+}
+
+// Prepare computes the requests' keys and reads the answers the cache
+// holds for them.
+func (s *Service) Prepare(ctx context.Context, reqs []*Request) ([]Prepared, error) {
+	ps := make([]Prepared, len(reqs))
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(reqs)/32))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(reqs); i += workers {
+				ps[i].Request = reqs[i]
+				ps[i].Key, ps[i].Err = Key(reqs[i])
+			}
+		})
+	}
+	wg.Wait()
+	if s.cache == nil || s.opt.NoCacheReads {
+		return ps, nil
+	}
+	br, ok := s.cache.(ResponsesReader)
+	if !ok {
+		return ps, nil // each is read when completed
+	}
+	keys := make([]string, 0, len(ps))
+	for i := range ps {
+		if ps[i].Err == nil {
+			keys = append(keys, ps[i].Key)
+		}
+	}
+	got, err := br.ReadResponses(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	for i := range ps {
+		if ps[i].Err == nil {
+			ps[i].stored = got[ps[i].Key]
+		}
+	}
+	return ps, nil
+}
+
+// CompletePrepared answers a prepared request as Complete would: from the
+// answer Prepare read, else as any request.
+func (s *Service) CompletePrepared(ctx context.Context, p *Prepared) (*Response, error) {
+	if p.Err != nil {
+		s.count(func(r *RunStats) { r.Requests++; r.Failed++ })
+		return nil, p.Err
+	}
+	if p.stored == nil {
+		return s.completeWithKey(ctx, p.Request, p.Key)
+	}
+	s.count(func(r *RunStats) { r.Requests++ })
+	if err := checkRequest(p.Request, p.Key); err != nil {
+		s.count(func(r *RunStats) { r.Failed++ })
+		return nil, err
+	}
+	if err := s.cache.RecordHit(ctx, p.Key); err != nil {
+		s.count(func(r *RunStats) { r.Failed++ })
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	s.count(func(r *RunStats) { r.CacheHits++ })
+	resp := *p.stored
+	resp.Cached, resp.Key = true, p.Key
+	return &resp, nil
+}
+
+// checkRequest refuses a request no provider could answer.
+func checkRequest(req *Request, key string) error {
 	if len(req.Messages) == 0 {
-		return nil, false, fmt.Errorf("request %.12s: no messages", key)
+		return fmt.Errorf("request %.12s: no messages", key)
 	}
 	if req.Schema != nil {
 		if req.Schema.Name == "" {
-			return nil, false, fmt.Errorf("request %.12s: schema without a name", key)
+			return fmt.Errorf("request %.12s: schema without a name", key)
 		}
 		if err := CheckSchema(req.Schema.JSON); err != nil {
-			return nil, false, fmt.Errorf("request %.12s: schema %s: %w", key, req.Schema.Name, err)
+			return fmt.Errorf("request %.12s: schema %s: %w", key, req.Schema.Name, err)
 		}
+	}
+	return nil
+}
+
+// completeKey answers a request; shared reports that an identical request
+// in flight answered it.
+func (s *Service) completeKey(ctx context.Context, req *Request, key string) (*Response, bool, error) {
+	if err := checkRequest(req, key); err != nil {
+		return nil, false, err
 	}
 	if s.cache != nil && !s.opt.NoCacheReads {
 		stored, err := s.stored(ctx, key)

@@ -777,3 +777,59 @@ func TestContextTooLongIsPermanent(t *testing.T) {
 		}
 	}
 }
+
+// Prepared requests (issue 29): the cache is read once for all of them,
+// and each answer, hit or miss, is the one Complete gives, counted alike.
+func TestPreparedRequestsAnswerAsComplete(t *testing.T) {
+	srv := llmtest.NewOpenAI()
+	defer srv.Close()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "gavel.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	first := llm.NewService(registry(), db.Cache(), options(srv, "openai", &sleeps{}))
+	want := map[string]*llm.Response{}
+	for _, q := range []string{"a", "b"} {
+		r, err := first.Complete(ctx, ask("openai:m", q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[q] = r
+	}
+	svc := llm.NewService(registry(), db.Cache(), options(srv, "openai", &sleeps{}))
+	reqs := []*llm.Request{ask("openai:m", "a"), ask("openai:m", "b"), ask("openai:m", "c")}
+	ps, err := svc.Prepare(ctx, reqs)
+	if err != nil || len(ps) != 3 {
+		t.Fatalf("prepare: %v, %d", err, len(ps))
+	}
+	for i, q := range []string{"a", "b", "c"} {
+		key, _ := llm.Key(reqs[i])
+		if ps[i].Key != key {
+			t.Fatalf("%s: prepared key %.12s, want %.12s", q, ps[i].Key, key)
+		}
+		r, err := svc.CompletePrepared(ctx, &ps[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Key != key {
+			t.Fatalf("%s: answer's key %.12s", q, r.Key)
+		}
+		if w := want[q]; w != nil && (!r.Cached || r.Text != w.Text) {
+			t.Fatalf("%s: %+v, want the cached %q", q, r, w.Text)
+		}
+		if q == "c" && r.Cached {
+			t.Fatal("c was never asked, yet cached")
+		}
+	}
+	st := svc.Stats()
+	if st.Requests != 3 || st.CacheHits != 2 || st.Sent != 1 || srv.Count() != 3 {
+		t.Fatalf("stats %+v, %d calls to the server; want 3 requests, 2 hits, 1 sent, 3 calls in all", st, srv.Count())
+	}
+	// The hits are counted as Complete's are.
+	cs, err := db.Cache().Stats(ctx)
+	if err != nil || cs.Hits != 2 {
+		t.Fatalf("cache stats %+v, %v: want 2 hits", cs, err)
+	}
+}

@@ -97,7 +97,7 @@ func testCacheHitsAreReads(t *testing.T) {
 		}
 	}
 	stored := func(conn *sql.DB) (n int64) {
-		if err := conn.QueryRowContext(ctx, `SELECT COALESCE(SUM(hits), 0) FROM llm_cache`).Scan(&n); err != nil {
+		if err := conn.QueryRowContext(ctx, `SELECT COALESCE(SUM(c.hits + COALESCE(h.hits, 0)), 0) FROM llm_cache c LEFT JOIN llm_hits h ON h.key = c.key`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n

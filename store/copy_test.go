@@ -39,6 +39,13 @@ func fill(t *testing.T, db *sqldb.DB) {
 		Response: &llm.Response{Text: "answer", Cost: 0.5}}); err != nil {
 		t.Fatal(err)
 	}
+	// A hit, written out (llm_hits).
+	if err := db.Cache().RecordHit(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Cache().Stats(ctx); err != nil {
+		t.Fatal(err)
+	}
 	// A child version made after its parent but at a lower iteration (a
 	// recalibration starts again from 0).
 	parent, child := spec(t, "\nparent\n"), spec(t, "\nchild\n")

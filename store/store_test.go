@@ -51,12 +51,12 @@ func testMigrateEmptyDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"sqlite": 11, "postgres": 6}[db.Dialect()]
+	want := map[string]int{"sqlite": 12, "postgres": 7}[db.Dialect()]
 	v, err := db.SchemaVersion(ctx)
 	if err != nil || v != want {
 		t.Fatalf("schema version %d, %v; want %d, one per migration", v, err, want)
 	}
-	for _, table := range []string{"records", "splits", "split_members", "migrations", "llm_cache", "prompt_versions",
+	for _, table := range []string{"records", "splits", "split_members", "migrations", "llm_cache", "llm_hits", "prompt_versions",
 		"verdicts", "teacher_decisions", "calibrations", "executions", "changes", "change_verdicts", "activations", "tokens", "reviews", "llm_claims", "batches", "batch_requests", "record_outcomes", "http_etags", "webhook_deliveries", "runs", "run_records"} {
 		var n int
 		if err := db.SQL().QueryRow(`SELECT COUNT(*) FROM ` + table).Scan(&n); err != nil || n < 0 {

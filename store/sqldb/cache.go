@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -95,6 +96,57 @@ func (c *cache) ReadResponse(ctx context.Context, key string) (*llm.Response, er
 		return nil, fmt.Errorf("cache entry %.12s: response: %w", key, err)
 	}
 	return r, nil
+}
+
+// ReadResponses implements llm.ResponsesReader: the answers of many keys
+// in one query per 500 keys.
+func (c *cache) ReadResponses(ctx context.Context, keys []string) (map[string]*llm.Response, error) {
+	out := make(map[string]*llm.Response, len(keys))
+	const per = 500
+	for len(keys) > 0 {
+		n := min(per, len(keys))
+		args := make([]any, n)
+		for i, k := range keys[:n] {
+			args[i] = k
+		}
+		keys = keys[n:]
+		rows, err := c.db.QueryContext(ctx, `SELECT key, response FROM llm_cache WHERE response IS NOT NULL AND key IN (`+placeholders(n)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("read cache entries: %w", err)
+		}
+		for rows.Next() {
+			var key string
+			var resp []byte
+			if err := rows.Scan(&key, &resp); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			r := &llm.Response{}
+			if err := json.Unmarshal(resp, r); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("cache entry %.12s: response: %w", key, err)
+			}
+			out[key] = r
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// placeholders is "$1, $2, ..., $n".
+func placeholders(n int) string {
+	b := make([]byte, 0, n*6)
+	for i := range n {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, '$')
+		b = strconv.AppendInt(b, int64(i+1), 10)
+	}
+	return string(b)
 }
 
 func decodeEntry(e *llm.Entry, req string, resp sql.NullString, created string) (*llm.Entry, error) {
@@ -203,15 +255,17 @@ func (db *DB) flushHits(ctx context.Context) error {
 			return err
 		}
 		defer tx.Rollback()
-		stmt, err := tx.PrepareContext(ctx, `UPDATE llm_cache SET hits = hits + $1 WHERE key = $2`)
+		// Many keys a statement; a key the cache no longer holds (cleared
+		// meanwhile) is skipped by the join.
+		err = execRows(ctx, tx, `INSERT INTO llm_hits (key, hits) SELECT c.key, CAST(v.column2 AS BIGINT) FROM (VALUES `,
+			`) AS v JOIN llm_cache c ON c.key = v.column1 WHERE true
+			ON CONFLICT (key) DO UPDATE SET hits = llm_hits.hits + excluded.hits`, 2, len(keys), func(i int, args []any) []any {
+				// The count as text: PostgreSQL types a VALUES column from its
+				// first use, and the CAST reads it in both dialects.
+				return append(args, keys[i], strconv.FormatInt(n[keys[i]], 10))
+			})
 		if err != nil {
 			return err
-		}
-		defer stmt.Close()
-		for _, k := range keys {
-			if _, err := stmt.ExecContext(ctx, n[k], k); err != nil {
-				return err
-			}
 		}
 		return tx.Commit()
 	})
@@ -272,10 +326,10 @@ func (c *cache) Stats(ctx context.Context) (*llm.CacheStats, error) {
 		return nil, err
 	}
 	rows, err := c.db.QueryContext(ctx, `SELECT model,
-			COUNT(response), COUNT(*) - COUNT(response), COALESCE(SUM(hits), 0),
+			COUNT(response), COUNT(*) - COUNT(response), COALESCE(SUM(c.hits + COALESCE(h.hits, 0)), 0),
 			COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0),
-			COALESCE(SUM(cost_usd), 0), COALESCE(SUM(hits * cost_usd), 0)
-		FROM llm_cache GROUP BY model ORDER BY model`)
+			COALESCE(SUM(cost_usd), 0), COALESCE(SUM((c.hits + COALESCE(h.hits, 0)) * cost_usd), 0)
+		FROM llm_cache c LEFT JOIN llm_hits h ON h.key = c.key GROUP BY model ORDER BY model`)
 	if err != nil {
 		return nil, fmt.Errorf("cache stats: %w", err)
 	}

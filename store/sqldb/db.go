@@ -237,6 +237,42 @@ func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	return nil
 }
 
+// execRows inserts n rows of width arguments each, many rows a statement:
+// head is the statement up to its VALUES list, tail what follows it (an
+// ON CONFLICT clause), and row appends row i's arguments to args.
+func execRows(ctx context.Context, tx *sql.Tx, head, tail string, width, n int, row func(i int, args []any) []any) error {
+	per := max(1, min(100, 30000/width))
+	var full *sql.Stmt
+	defer func() {
+		if full != nil {
+			full.Close()
+		}
+	}()
+	args := make([]any, 0, per*width)
+	for start := 0; start < n; start += per {
+		end := min(n, start+per)
+		args = args[:0]
+		for i := start; i < end; i++ {
+			args = row(i, args)
+		}
+		var err error
+		if end-start == per {
+			if full == nil {
+				if full, err = tx.PrepareContext(ctx, head+valuesList(per, width)+tail); err != nil {
+					return err
+				}
+			}
+			_, err = full.ExecContext(ctx, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, head+valuesList(end-start, width)+tail, args...)
+		}
+		if err != nil {
+			return fmt.Errorf("rows %d to %d: %w", start+1, end, err)
+		}
+	}
+	return nil
+}
+
 func (db *DB) timestamp() string {
 	return db.Now().UTC().Format(time.RFC3339Nano)
 }

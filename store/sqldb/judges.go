@@ -116,27 +116,42 @@ func (db *DB) Prompts(ctx context.Context, judgeName string) ([]*judge.PromptVer
 }
 
 // SaveVerdicts implements judge.Store, in one transaction.
+//
+// A verdict the store already holds as it is (a cached rerun) is left
+// alone: its row is not rewritten, and its created_at stays the time it
+// was first given.
 func (db *DB) SaveVerdicts(ctx context.Context, vs []judge.Verdict) error {
-	return db.inTx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO verdicts
-			(record_id, prompt, model, outcome, score, body, request_key, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-			ON CONFLICT (record_id, prompt, model) DO UPDATE SET outcome = excluded.outcome,
-				score = excluded.score, body = excluded.body, request_key = excluded.request_key,
-				created_at = excluded.created_at`)
+	// One row per verdict's key, the last given (as one statement after
+	// another would leave it): a statement of many rows may not update a
+	// row twice.
+	last := make(map[[3]string]int, len(vs))
+	for i, v := range vs {
+		last[[3]string{v.RecordID, v.Prompt, v.Model}] = i
+	}
+	keep := make([]int, 0, len(last))
+	bodies := make([]string, len(vs))
+	for i, v := range vs {
+		if last[[3]string{v.RecordID, v.Prompt, v.Model}] != i {
+			continue
+		}
+		body, err := json.Marshal(v)
 		if err != nil {
 			return err
 		}
-		defer stmt.Close()
-		now := db.timestamp()
-		for _, v := range vs {
-			body, err := json.Marshal(v)
-			if err != nil {
-				return err
-			}
-			if _, err := stmt.ExecContext(ctx, v.RecordID, v.Prompt, v.Model, string(v.Outcome), v.Score, string(body), v.Key, now); err != nil {
-				return fmt.Errorf("save verdict on %s: %w", v.RecordID, err)
-			}
+		keep, bodies[i] = append(keep, i), string(body)
+	}
+	now := db.timestamp()
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		err := execRows(ctx, tx, `INSERT INTO verdicts (record_id, prompt, model, outcome, score, body, request_key, created_at) VALUES `,
+			` ON CONFLICT (record_id, prompt, model) DO UPDATE SET outcome = excluded.outcome,
+				score = excluded.score, body = excluded.body, request_key = excluded.request_key,
+				created_at = excluded.created_at
+			WHERE verdicts.body <> excluded.body`, 8, len(keep), func(j int, args []any) []any {
+				v := &vs[keep[j]]
+				return append(args, v.RecordID, v.Prompt, v.Model, string(v.Outcome), v.Score, bodies[keep[j]], v.Key, now)
+			})
+		if err != nil {
+			return fmt.Errorf("save verdicts: %w", err)
 		}
 		return nil
 	})

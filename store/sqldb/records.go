@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -347,25 +348,107 @@ func (db *DB) Records(ctx context.Context, f record.Filter, fn func(*record.Reco
 		return fmt.Errorf("query records: %w", err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var body []byte
-		var later sql.NullString
-		if err := rows.Scan(&body, &later); err != nil {
-			return err
+	return decodeRecords(rows, fn)
+}
+
+// decodeRecords hands fn each row's record in order, decoded by a few
+// goroutines while the rows are read: JSON decoding is most of the cost of
+// reading records, and it need not wait for the row before it.
+func decodeRecords(rows *sql.Rows, fn func(*record.Record) error) error {
+	const batch = 64
+	type job struct {
+		bodies [][]byte
+		later  []sql.NullString
+		out    []*record.Record
+		err    error
+		done   chan struct{}
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), 4))
+	work := make(chan *job, workers)
+	order := make(chan *job, 2*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for j := range work {
+				j.out = make([]*record.Record, len(j.bodies))
+				for i, body := range j.bodies {
+					r := &record.Record{}
+					if err := json.Unmarshal(body, r); err != nil {
+						j.err = fmt.Errorf("decode stored record: %w", err)
+						break
+					}
+					if err := effective(r, j.later[i]); err != nil {
+						j.err = fmt.Errorf("decode stored outcome of %q: %w", r.ID, err)
+						break
+					}
+					j.out[i] = r
+				}
+				close(j.done)
+			}
+		})
+	}
+	// The reader fills batches; the caller's goroutine (below) hands them
+	// to fn in order. stop ends the reader early when fn fails.
+	stop := make(chan struct{})
+	var readErr error
+	go func() {
+		defer close(order)
+		defer close(work)
+		j := &job{done: make(chan struct{})}
+		send := func() bool {
+			select {
+			case order <- j:
+			case <-stop:
+				return false
+			}
+			work <- j
+			j = &job{done: make(chan struct{})}
+			return true
 		}
-		var r record.Record
-		if err := json.Unmarshal(body, &r); err != nil {
-			return fmt.Errorf("decode stored record: %w", err)
+		for rows.Next() {
+			var body []byte
+			var later sql.NullString
+			if err := rows.Scan(&body, &later); err != nil {
+				readErr = err
+				break
+			}
+			j.bodies, j.later = append(j.bodies, body), append(j.later, later)
+			if len(j.bodies) == batch && !send() {
+				return
+			}
 		}
-		if err := effective(&r, later); err != nil {
-			return fmt.Errorf("decode stored outcome of %q: %w", r.ID, err)
+		if readErr == nil {
+			readErr = rows.Err()
 		}
-		// Meta was stored canonical; keep its exact bytes.
-		if err := fn(&r); err != nil {
-			return err
+		if len(j.bodies) > 0 {
+			send()
+		}
+	}()
+	var err error
+	for j := range order {
+		<-j.done
+		if err != nil {
+			continue // drain, so the reader and the workers end
+		}
+		if j.err != nil {
+			err = j.err
+		}
+		for _, r := range j.out {
+			if err != nil || r == nil {
+				break
+			}
+			// Meta was stored canonical; keep its exact bytes.
+			err = fn(r)
+		}
+		if err != nil {
+			close(stop)
 		}
 	}
-	return rows.Err()
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	return readErr
 }
 
 func strs[T ~string](vs []T) []string {

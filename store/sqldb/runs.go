@@ -30,11 +30,7 @@ func (db *DB) SaveRun(ctx context.Context, r *runlog.Run, records []runlog.Recor
 			r.ID, r.Command, r.Judge, string(body), r.StartedAt.UTC().Format(startedAt)); err != nil {
 			return fmt.Errorf("save run %s: %w", r.ID, err)
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO run_records (run_id, seq, record_id, role, outcome, verdict, reasoning, body) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
+		bodies := make([]string, len(records))
 		for i := range records {
 			rec := &records[i]
 			rec.Seq = i + 1
@@ -42,9 +38,15 @@ func (db *DB) SaveRun(ctx context.Context, r *runlog.Run, records []runlog.Recor
 			if err != nil {
 				return err
 			}
-			if _, err := stmt.ExecContext(ctx, r.ID, rec.Seq, rec.ID, rec.Role, string(rec.Outcome), string(rec.Verdict), rec.Reasoning, string(b)); err != nil {
-				return fmt.Errorf("save run %s, record %s: %w", r.ID, rec.ID, err)
-			}
+			bodies[i] = string(b)
+		}
+		err := execRows(ctx, tx, `INSERT INTO run_records (run_id, seq, record_id, role, outcome, verdict, reasoning, body) VALUES `, ``, 8, len(records),
+			func(i int, args []any) []any {
+				rec := &records[i]
+				return append(args, r.ID, rec.Seq, rec.ID, rec.Role, string(rec.Outcome), string(rec.Verdict), rec.Reasoning, bodies[i])
+			})
+		if err != nil {
+			return fmt.Errorf("save run %s: %w", r.ID, err)
 		}
 		return nil
 	})

@@ -30,6 +30,7 @@ var Schema = []Table{
 	{"split_members", []string{"split", "record_id", "part"}, "split, record_id", ""},
 	{"llm_cache", []string{"key", "provider", "model", "request", "response", "input_tokens", "output_tokens", "cached_tokens", "cost_usd",
 		"latency_ms", "hits", "created_at", "answered_at"}, "key", ""},
+	{"llm_hits", []string{"key", "hits"}, "key", ""},
 	{"llm_claims", []string{"key", "owner", "expires_ns"}, "", "claims on requests in flight are transient"},
 	// A parent is saved before its children.
 	{"prompt_versions", []string{"hash", "judge", "kind", "spec", "parent", "iteration", "note", "created_at", "edits", "metrics"}, "created_at, hash", ""},
