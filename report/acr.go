@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"sync"
 
 	"github.com/gavelhq/gavel/acr"
 	"github.com/gavelhq/gavel/metrics"
@@ -26,48 +27,50 @@ type ACRReport struct {
 	Check     *acr.CheckResult
 }
 
-var acrTmpl = template.Must(template.New("acr").Funcs(template.FuncMap{
-	"val": func(v metrics.Value) string {
-		if !v.Defined() {
-			return "undefined"
-		}
-		return fmt.Sprintf("%.1f%%", 100*v.V)
-	},
-	"rate": acr.RateText,
-	"num": func(v metrics.Value) string {
-		if !v.Defined() {
-			return "undefined"
-		}
-		return fmt.Sprintf("%.3f", v.V)
-	},
-	"est": PercentEstimate,
-	"signed": func(e metrics.Figure) string {
-		if !e.Value.Defined() {
-			return "undefined (" + e.Value.Undefined + ")"
-		}
-		s := fmt.Sprintf("%+.2f", e.Value.V)
-		if e.CI != nil && e.CI.Defined() {
-			s += fmt.Sprintf(" [%+.2f, %+.2f]", e.CI.Lo, e.CI.Hi)
-		}
-		return s
-	},
-	"mul100": func(x float64) float64 { return 100 * x },
-	"counts": func(m map[string]int) string {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		s := ""
-		for i, k := range keys {
-			if i > 0 {
-				s += ", "
+var acrTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("acr").Funcs(template.FuncMap{
+		"val": func(v metrics.Value) string {
+			if !v.Defined() {
+				return "undefined"
 			}
-			s += fmt.Sprintf("%s %d", k, m[k])
-		}
-		return s
-	},
-}).Parse(acrHTML))
+			return fmt.Sprintf("%.1f%%", 100*v.V)
+		},
+		"rate": acr.RateText,
+		"num": func(v metrics.Value) string {
+			if !v.Defined() {
+				return "undefined"
+			}
+			return fmt.Sprintf("%.3f", v.V)
+		},
+		"est": PercentEstimate,
+		"signed": func(e metrics.Figure) string {
+			if !e.Value.Defined() {
+				return "undefined (" + e.Value.Undefined + ")"
+			}
+			s := fmt.Sprintf("%+.2f", e.Value.V)
+			if e.CI != nil && e.CI.Defined() {
+				s += fmt.Sprintf(" [%+.2f, %+.2f]", e.CI.Lo, e.CI.Hi)
+			}
+			return s
+		},
+		"mul100": func(x float64) float64 { return 100 * x },
+		"counts": func(m map[string]int) string {
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			s := ""
+			for i, k := range keys {
+				if i > 0 {
+					s += ", "
+				}
+				s += fmt.Sprintf("%s %d", k, m[k])
+			}
+			return s
+		},
+	}).Parse(acrHTML))
+})
 
 // PercentEstimate writes a share with its interval in percent, e.g.
 // "86.8% [75.6%, 97.4%]", or "undefined (reason)".
@@ -173,7 +176,7 @@ func WriteACR(w io.Writer, r *ACRReport) error {
 		checkCharts = append(checkCharts, Confusion("Test winner (rows) by judge winner",
 			"tests pick", "judge picks", []string{"sample", "other", "tie"}, append(m, make([]int, 3))))
 	}
-	return acrTmpl.Execute(w, struct {
+	return acrTmpl().Execute(w, struct {
 		*ACRReport
 		Charts, CheckCharts []template.HTML
 	}{r, charts, checkCharts})

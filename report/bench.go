@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"sync"
 
 	"github.com/gavelhq/gavel/bench"
 )
@@ -22,31 +23,33 @@ type BenchReport struct {
 	Evals     []*bench.MetaEval
 }
 
-var benchTmpl = template.Must(template.New("bench").Funcs(template.FuncMap{
-	"fig": func(e *bench.MetaEval, name string) string {
-		f := e.Figures[name]
-		if !f.Value.Defined() {
-			return "undefined"
-		}
-		s := fmt.Sprintf("%.3f", f.Value.V)
-		if f.CI != nil && f.CI.Defined() {
-			// The few-groups warning is said once, under the table.
-			s += fmt.Sprintf(" [%.2f, %.2f]", f.CI.Lo, f.CI.Hi)
-			if f.CI.Warning != "" {
-				s += " ⚠"
+var benchTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("bench").Funcs(template.FuncMap{
+		"fig": func(e *bench.MetaEval, name string) string {
+			f := e.Figures[name]
+			if !f.Value.Defined() {
+				return "undefined"
 			}
-		}
-		return s
-	},
-	"confusion": func(e *bench.MetaEval) template.HTML {
-		labels := []string{"0", "1", "2", "3", "4", "5"}
-		m := make([][]int, 6)
-		for i := range m {
-			m[i] = e.Confusion[i][:]
-		}
-		return Confusion("Known score (rows) by predicted score", "known score", "predicted", labels, m)
-	},
-}).Parse(benchHTML))
+			s := fmt.Sprintf("%.3f", f.Value.V)
+			if f.CI != nil && f.CI.Defined() {
+				// The few-groups warning is said once, under the table.
+				s += fmt.Sprintf(" [%.2f, %.2f]", f.CI.Lo, f.CI.Hi)
+				if f.CI.Warning != "" {
+					s += " ⚠"
+				}
+			}
+			return s
+		},
+		"confusion": func(e *bench.MetaEval) template.HTML {
+			labels := []string{"0", "1", "2", "3", "4", "5"}
+			m := make([][]int, 6)
+			for i := range m {
+				m[i] = e.Confusion[i][:]
+			}
+			return Confusion("Known score (rows) by predicted score", "known score", "predicted", labels, m)
+		},
+	}).Parse(benchHTML))
+})
 
 // WriteBench renders the benchmark page.
 func WriteBench(w io.Writer, r *BenchReport) error {
@@ -72,7 +75,7 @@ func WriteBench(w io.Writer, r *BenchReport) error {
 			rows = append(rows, iv)
 		}
 	}
-	return benchTmpl.Execute(w, struct {
+	return benchTmpl().Execute(w, struct {
 		*BenchReport
 		Figures       []string
 		SpearmanChart template.HTML

@@ -8,6 +8,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
@@ -75,22 +76,24 @@ type diffLine struct{ Class, Text string }
 
 func pct(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
 
-var calTmpl = template.Must(template.New("calibration").Funcs(template.FuncMap{
-	"deref": func(p *float64) float64 { return *p },
-	"short": func(s string) string { return s[:min(12, len(s))] },
-	"join":  strings.Join,
-	"pct":   pct,
-	"value": func(v metrics.Value) string {
-		if !v.Defined() {
-			return "undefined"
-		}
-		return fmt.Sprintf("%.3f", v.V)
-	},
-	"interval":    func(iv *metrics.Interval) string { return ciText(iv, 3) },
-	"refusals":    refine.CountRefusals,
-	"fig":         func(e *judge.Evaluation, name string) metrics.Figure { return e.Figures[name] },
-	"failAbstain": func(r *refine.Result) string { return pct(r.Teacher.AbstainByLabel[record.Fail]) },
-}).Parse(calibrationHTML))
+var calTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("calibration").Funcs(template.FuncMap{
+		"deref": func(p *float64) float64 { return *p },
+		"short": func(s string) string { return s[:min(12, len(s))] },
+		"join":  strings.Join,
+		"pct":   pct,
+		"value": func(v metrics.Value) string {
+			if !v.Defined() {
+				return "undefined"
+			}
+			return fmt.Sprintf("%.3f", v.V)
+		},
+		"interval":    func(iv *metrics.Interval) string { return ciText(iv, 3) },
+		"refusals":    refine.CountRefusals,
+		"fig":         func(e *judge.Evaluation, name string) metrics.Figure { return e.Figures[name] },
+		"failAbstain": func(r *refine.Result) string { return pct(r.Teacher.AbstainByLabel[record.Fail]) },
+	}).Parse(calibrationHTML))
+})
 
 // sectionView adds what the template draws to a section.
 type sectionView struct {
@@ -248,7 +251,7 @@ func WriteCalibration(w io.Writer, r *CalibrationReport) error {
 		views = append(views, view(s))
 	}
 	traj, gains := repeatCharts(r.Repeats)
-	return calTmpl.Execute(w, struct {
+	return calTmpl().Execute(w, struct {
 		*CalibrationReport
 		Sections      []*sectionView
 		GapWarning    string

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/metrics"
@@ -47,54 +48,56 @@ type Comparison struct {
 	Note string
 }
 
-var evalTmpl = template.Must(template.New("eval").Funcs(template.FuncMap{
-	"short": func(s string) string { return s[:min(12, len(s))] },
-	"value": func(v metrics.Value) string {
-		if !v.Defined() {
-			return "undefined"
-		}
-		return fmt.Sprintf("%.3f", v.V)
-	},
-	"interval": func(iv *metrics.Interval) string { return ciText(iv, 3) },
-	"dropped": func(iv *metrics.Interval) string {
-		if iv == nil || iv.Dropped == 0 {
-			return ""
-		}
-		return fmt.Sprintf("%d of %d", iv.Dropped, iv.Resamples)
-	},
-	"fig": func(figs map[string]metrics.Figure, name string) *metrics.Figure {
-		if f, ok := figs[name]; ok {
-			return &f
-		}
-		return nil
-	},
-	"confusion": func(e *judge.Evaluation) template.HTML {
-		c := e.Metrics.Confusion
-		return Confusion("Confusion matrix", "outcome", "judge says", []string{"fail", "pass"}, [][]int{{c[0][0], c[0][1]}, {c[1][0], c[1][1]}})
-	},
-	"intervals": func(figs map[string]metrics.Figure, names []string) template.HTML {
-		return IntervalChart("Metrics with 95% intervals", intervalRows(figs, names), -0.25, 1)
-	},
-	"intervalsRange": func(figs map[string]metrics.Figure, names []string, lo, hi float64) template.HTML {
-		return IntervalChart("Differences with paired 95% intervals", intervalRows(figs, names), lo, hi)
-	},
-	"sweepChart": func(pts []metrics.SweepPoint) template.HTML {
-		var series []Series
-		for _, name := range []string{"scott_pi", "accuracy", "fail_recall", "pass_recall"} {
-			s := Series{Name: name}
-			for _, p := range pts {
-				v, _ := p.Metrics.Metric(name)
-				y := math.NaN()
-				if v.Defined() {
-					y = v.V
-				}
-				s.Points = append(s.Points, Point{X: p.Threshold, Y: y})
+var evalTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("eval").Funcs(template.FuncMap{
+		"short": func(s string) string { return s[:min(12, len(s))] },
+		"value": func(v metrics.Value) string {
+			if !v.Defined() {
+				return "undefined"
 			}
-			series = append(series, s)
-		}
-		return LineChart("Metrics by pass threshold", "threshold (checks that must pass)", series, -0.5, 1)
-	},
-}).Parse(evalHTML))
+			return fmt.Sprintf("%.3f", v.V)
+		},
+		"interval": func(iv *metrics.Interval) string { return ciText(iv, 3) },
+		"dropped": func(iv *metrics.Interval) string {
+			if iv == nil || iv.Dropped == 0 {
+				return ""
+			}
+			return fmt.Sprintf("%d of %d", iv.Dropped, iv.Resamples)
+		},
+		"fig": func(figs map[string]metrics.Figure, name string) *metrics.Figure {
+			if f, ok := figs[name]; ok {
+				return &f
+			}
+			return nil
+		},
+		"confusion": func(e *judge.Evaluation) template.HTML {
+			c := e.Metrics.Confusion
+			return Confusion("Confusion matrix", "outcome", "judge says", []string{"fail", "pass"}, [][]int{{c[0][0], c[0][1]}, {c[1][0], c[1][1]}})
+		},
+		"intervals": func(figs map[string]metrics.Figure, names []string) template.HTML {
+			return IntervalChart("Metrics with 95% intervals", intervalRows(figs, names), -0.25, 1)
+		},
+		"intervalsRange": func(figs map[string]metrics.Figure, names []string, lo, hi float64) template.HTML {
+			return IntervalChart("Differences with paired 95% intervals", intervalRows(figs, names), lo, hi)
+		},
+		"sweepChart": func(pts []metrics.SweepPoint) template.HTML {
+			var series []Series
+			for _, name := range []string{"scott_pi", "accuracy", "fail_recall", "pass_recall"} {
+				s := Series{Name: name}
+				for _, p := range pts {
+					v, _ := p.Metrics.Metric(name)
+					y := math.NaN()
+					if v.Defined() {
+						y = v.V
+					}
+					s.Points = append(s.Points, Point{X: p.Threshold, Y: y})
+				}
+				series = append(series, s)
+			}
+			return LineChart("Metrics by pass threshold", "threshold (checks that must pass)", series, -0.5, 1)
+		},
+	}).Parse(evalHTML))
+})
 
 func intervalRows(figs map[string]metrics.Figure, names []string) []Interval {
 	var rows []Interval
@@ -119,7 +122,7 @@ func WriteEval(w io.Writer, r *EvalReport) error {
 	if len(r.Metrics) == 0 {
 		r.Metrics = judge.ReportedMetrics
 	}
-	return evalTmpl.Execute(w, r)
+	return evalTmpl().Execute(w, r)
 }
 
 // Disagreement is a record whose verdict is not its outcome (an

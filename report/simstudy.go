@@ -3,6 +3,7 @@ package report
 import (
 	"html/template"
 	"io"
+	"sync"
 )
 
 // SimStudyReport is the page of `gavel sim study --report`: each
@@ -27,7 +28,8 @@ type StudyWorld struct {
 // StudyGain is one calibration's test gain in a world, and its run.
 type StudyGain struct{ Name, Value, Run string }
 
-var simStudyTmpl = template.Must(template.New("study").Parse(`<!DOCTYPE html>
+var simStudyTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("study").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
 <style>body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #222; }
 table { border-collapse: collapse; margin: 0.8em 0; display: block; max-width: 100%; overflow-x: auto; } td, th { padding: 3px 9px; text-align: left; border-bottom: 1px solid #eee; vertical-align: top; }
@@ -43,10 +45,11 @@ table { border-collapse: collapse; margin: 0.8em 0; display: block; max-width: 1
 {{end}}</table>
 </body></html>
 `))
+})
 
 // WriteSimStudy renders the study's page.
 func WriteSimStudy(w io.Writer, r *SimStudyReport) error {
-	return simStudyTmpl.Execute(w, struct {
+	return simStudyTmpl().Execute(w, struct {
 		*SimStudyReport
 		GainChart, DifferenceChart template.HTML
 	}{r, IntervalChart("Test gain over worlds, mean [95%]", r.Gains, -0.5, 1), IntervalChart("Honest minus control, mean [95%]", r.Differences, -0.5, 1)})

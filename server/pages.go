@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -65,14 +66,14 @@ var pageFuncs = template.FuncMap{
 	},
 }
 
-var pageTemplates = func() map[string]*template.Template {
+var pageTemplates = sync.OnceValue(func() map[string]*template.Template {
 	layout := template.Must(template.New("layout.html").Funcs(pageFuncs).ParseFS(templateFS, "templates/layout.html"))
 	out := map[string]*template.Template{}
 	for _, name := range []string{"login", "judges", "judge", "diff", "verdicts", "review", "agreement", "message", "runs", "run", "record", "program"} {
 		out[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, "templates/"+name+".html"))
 	}
 	return out
-}()
+})
 
 // page is what every page template sees.
 type page struct {
@@ -129,7 +130,7 @@ func (s *Server) pages() {
 
 func (s *Server) render(w http.ResponseWriter, status int, name string, p *page) {
 	var buf bytes.Buffer
-	if err := pageTemplates[name].ExecuteTemplate(&buf, "layout", p); err != nil {
+	if err := pageTemplates()[name].ExecuteTemplate(&buf, "layout", p); err != nil {
 		s.cfg.Log.Error("render page", "page", name, "err", err)
 		http.Error(w, "internal error rendering the page", http.StatusInternalServerError)
 		return

@@ -8,7 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,9 +41,65 @@ func needPython(t *testing.T) {
 	}
 }
 
+// nobodyProcesses counts the processes of the sandbox's users: nobody's
+// and the runs' own.
 func nobodyProcesses() int {
-	out, _ := exec.Command("pgrep", "-u", "65534").Output()
-	return len(strings.Fields(string(out)))
+	lo, hi := bexec.RunUsers()
+	n := 0
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" {
+				if uid, err := strconv.Atoi(f[1]); err == nil && (uid == 65534 || (uid >= lo && uid < hi)) {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// As root every run is a user of its own: two runs at once have two uids
+// from the runs' range, each owns its folder, and neither can read the
+// other's processes; a run's processes are bounded on that user alone.
+func TestRunsHaveUsersOfTheirOwn(t *testing.T) {
+	needPython(t)
+	if os.Geteuid() != 0 {
+		t.Skip("runs have users of their own only when gavel is root")
+	}
+	src := "import os, time\nprint(os.getuid(), os.getgid(), os.stat('.').st_uid)\ntime.sleep(0.5)\n"
+	var wg sync.WaitGroup
+	res := make([]*bexec.Result, 2)
+	for i := range res {
+		wg.Go(func() { res[i] = run(t, src, bexec.Limits{Wall: 10 * time.Second}) })
+	}
+	wg.Wait()
+	lo, hi := bexec.RunUsers()
+	var uids []int
+	for _, r := range res {
+		if r.Status != bexec.Passed {
+			t.Fatalf("%s (%s): %s", r.Status, r.Reason, r.Run.Stderr)
+		}
+		f := strings.Fields(r.Run.Stdout)
+		if len(f) != 3 || f[0] != f[1] || f[0] != f[2] {
+			t.Fatalf("uid, gid and the folder's owner: %q (want one number three times)", r.Run.Stdout)
+		}
+		uid, _ := strconv.Atoi(f[0])
+		if uid < lo || uid >= hi {
+			t.Fatalf("uid %d outside the runs' range [%d, %d)", uid, lo, hi)
+		}
+		if !strings.Contains(r.Run.Isolation.User, "a user of its own") || !strings.Contains(r.Run.Isolation.Processes, "on its own user") {
+			t.Fatalf("isolation does not say so: %+v", r.Run.Isolation)
+		}
+		uids = append(uids, uid)
+	}
+	if uids[0] == uids[1] {
+		t.Fatalf("two runs at once shared uid %d", uids[0])
+	}
 }
 
 func run(t *testing.T, src string, lim bexec.Limits) *bexec.Result {
@@ -108,7 +166,7 @@ func hostile(t *testing.T) {
 			if c.reason != "" && !strings.Contains(strings.ToLower(res.Reason+res.Run.Stderr), strings.ToLower(c.reason)) {
 				t.Fatalf("reason %q / stderr %q, want %q", res.Reason, res.Run.Stderr, c.reason)
 			}
-			if c.name == "fork bomb" && strings.HasPrefix(res.Run.Isolation.Processes, "pids cgroup") && res.Run.ForksRefused == 0 {
+			if c.name == "fork bomb" && strings.Contains(res.Run.Isolation.Processes, "pids cgroup") && res.Run.ForksRefused == 0 {
 				t.Errorf("the pids cgroup refused no fork of the fork bomb")
 			}
 			if time.Since(start) > 30*time.Second {

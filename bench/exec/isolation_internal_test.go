@@ -11,20 +11,20 @@ import (
 // nothing claims a namespace or a user that was not there.
 func TestIsolationReportWithoutNamespaces(t *testing.T) {
 	lim := Limits{}.norm()
-	iso := isolation(nsNone, launch.Report{User: "same as gavel"}, lim)
+	iso := isolation(nsNone, launch.Report{User: "same as gavel"}, lim, false)
 	for name, v := range map[string]string{"network": iso.Network, "filesystem": iso.Filesystem, "user": iso.User, "processes": iso.Processes} {
 		if !strings.Contains(v, "not isolated") {
 			t.Errorf("%s: %q does not say it is not isolated", name, v)
 		}
 	}
 	// With a cgroup but no namespace, the processes line says both.
-	iso = isolation(nsNone, launch.Report{Cgroup: true}, lim)
+	iso = isolation(nsNone, launch.Report{Cgroup: true}, lim, false)
 	if !strings.HasPrefix(iso.Processes, "host PID namespace (not isolated); pids cgroup") {
 		t.Errorf("processes %q", iso.Processes)
 	}
 	// An ordinary user's run names the user namespace and what it leaves
 	// open.
-	iso = isolation(nsUser, launch.Report{Mounts: true, PIDNS: true, OwnProc: true}, lim)
+	iso = isolation(nsUser, launch.Report{Mounts: true, PIDNS: true, OwnProc: true}, lim, false)
 	if !strings.Contains(iso.User, "user namespace") || !strings.Contains(iso.Filesystem, "not isolated") || iso.Network != "new network namespace (no interfaces)" {
 		t.Errorf("user mode %+v", iso)
 	}

@@ -119,8 +119,67 @@ type Cmd struct {
 	Limits Limits
 }
 
-// sandboxUID is nobody's.
+// sandboxUID is nobody's: a run's user when gavel is root and the run
+// has no uid of its own (a folder not made by NewWorkdir).
 const sandboxUID, sandboxGID = 65534, 65534
+
+// As root each working folder, and the run in it, gets a user of its own
+// (uid and gid runUIDBase + slot), from a range no account or container
+// manager hands out (systemd leaves 1879048192-2147352575 unused). Other
+// runs' processes and files are then another user's, and RLIMIT_NPROC
+// counts the run's own processes only: a per-run process limit that needs
+// no cgroup (joining a cgroup v1 costs a grace period of the kernel's,
+// 10-20 ms a run). A slot is held by a lock on a file of its own under
+// the folder of working folders, so concurrent gavels never share one,
+// and a gavel that dies frees its slots.
+const (
+	runUIDBase  = 0x7A000000
+	runUIDSlots = 4096
+)
+
+// RunUsers is the range of the runs' own uids, [lo, hi).
+func RunUsers() (lo, hi int) { return runUIDBase, runUIDBase + runUIDSlots }
+
+var (
+	runUIDs    sync.Map // working folder -> its uid
+	runUIDNext atomic.Int64
+)
+
+// claimUID takes a free slot and returns its uid and the function that
+// frees it.
+func claimUID(base string) (int, func(), error) {
+	dir := filepath.Join(base, "uids")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return 0, nil, err
+	}
+	start := runUIDNext.Add(1) + int64(os.Getpid())*61
+	for i := range int64(runUIDSlots) {
+		slot := int((start + i) % runUIDSlots)
+		f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(slot)), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			continue
+		}
+		return runUIDBase + slot, func() { f.Close() }, nil
+	}
+	return 0, nil, fmt.Errorf("sandbox: all %d run users are in use", runUIDSlots)
+}
+
+// runUID is the uid of the run in a working folder (or a file in one):
+// its own when NewWorkdir gave it one, else nobody's.
+func runUID(path string) (int, bool) {
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		if uid, ok := runUIDs.Load(p); ok {
+			return uid.(int), true
+		}
+		if p == "/" || p == "." {
+			return sandboxUID, false
+		}
+	}
+}
 
 // NewWorkdir makes a private working folder outside /tmp (which the
 // sandbox replaces with its own), owned by the sandbox user when gavel runs
@@ -138,13 +197,25 @@ func NewWorkdir() (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	if os.Geteuid() == 0 {
-		if err := os.Chown(dir, sandboxUID, sandboxGID); err != nil {
-			os.RemoveAll(dir)
-			return "", nil, err
-		}
+	if os.Geteuid() != 0 {
+		return dir, func() { os.RemoveAll(dir) }, nil
 	}
-	return dir, func() { os.RemoveAll(dir) }, nil
+	uid, release, err := claimUID(base)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	if err := os.Chown(dir, uid, uid); err != nil {
+		release()
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	runUIDs.Store(dir, uid)
+	return dir, func() {
+		os.RemoveAll(dir)
+		runUIDs.Delete(dir)
+		release()
+	}, nil
 }
 
 // workBase is the folder of the working folders.
@@ -198,23 +269,24 @@ func removeStaleRuns(base string) {
 		}
 		for _, e := range es {
 			if e.IsDir() && stale(e.Name(), "gavel-") {
-				(&cgroup{dir: filepath.Join(parent, e.Name()), procs: filepath.Join(parent, e.Name(), "cgroup.procs")}).remove()
+				(&cgroup{dir: filepath.Join(parent, e.Name()), procs: filepath.Join(parent, e.Name(), "cgroup.procs"), fd: -1}).remove()
 			}
 		}
 	}
 }
 
-// Chown gives a file in a working folder to the sandbox user (when root),
+// Chown gives a file in a working folder to the run's user (when root),
 // so that the program may write it.
 func Chown(path string) error {
 	if os.Geteuid() != 0 {
 		return nil
 	}
+	uid, _ := runUID(path)
 	return filepath.Walk(path, func(p string, _ os.FileInfo, err error) error {
 		if err != nil {
 			return err
 		}
-		return os.Lchown(p, sandboxUID, sandboxGID)
+		return os.Lchown(p, uid, uid)
 	})
 }
 
@@ -315,7 +387,17 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 	if envValue(env, "HOME") == "" {
 		env = append(env, "HOME="+c.Dir)
 	}
-	cg := newCgroup(lim.Processes)
+	useNS, refused := mode()
+	if useNS == nsNone && !unisolated.Load() {
+		return nil, fmt.Errorf("%w: the kernel refused new namespaces (%v), so a program could reach the network, other processes and gavel's own; give --allow-unisolated to run anyway with its isolation reported as it is", ErrUnisolated, refused)
+	}
+	uid, ownUID := runUID(c.Dir)
+	// A pids cgroup, unless joining one would cost more than it adds: with
+	// a uid of its own and a PID namespace (whose end kills every process
+	// of the run) RLIMIT_NPROC bounds the run alone, and a cgroup v1 join
+	// costs a kernel grace period. A cgroup v2 is entered at creation
+	// (CLONE_INTO_CGROUP), for nothing.
+	cg := newCgroup(lim.Processes, !(ownUID && useNS == nsRoot))
 	if cg != nil {
 		defer cg.remove()
 	}
@@ -326,16 +408,15 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 			cfg.Hide, cfg.Disk = workBase(), lim.Disk
 		}
 		if m == nsRoot {
-			cfg.UID, cfg.GID = sandboxUID, sandboxGID
+			cfg.UID, cfg.GID = uid, uid
 		}
-		if cg != nil {
+		switch {
+		case cg != nil && cg.cloneInto:
+			cfg.InCgroup = true // entered at creation
+		case cg != nil:
 			cfg.CgroupP = cg.procs
 		}
 		return cfg.Encode()
-	}
-	useNS, refused := mode()
-	if useNS == nsNone && !unisolated.Load() {
-		return nil, fmt.Errorf("%w: the kernel refused new namespaces (%v), so a program could reach the network, other processes and gavel's own; give --allow-unisolated to run anyway with its isolation reported as it is", ErrUnisolated, refused)
 	}
 	var death *os.File            // the write end of the run's death pipe
 	var statusR, statusW *os.File // the first stage's status pipe
@@ -344,13 +425,17 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 			death.Close()
 		}
 	}()
-	start := func(m nsMode) (*osexec.Cmd, *os.File, *capture, *capture, error) {
+	var start func(m nsMode) (*osexec.Cmd, *os.File, *capture, *capture, error)
+	start = func(m nsMode) (*osexec.Cmd, *os.File, *capture, *capture, error) {
 		cmd := osexec.Command(self)
 		// The launcher needs one thread and no collector: fewer threads
 		// to start, and fewer to signal when it changes its user.
 		cmd.Env = []string{launch.Env + "=" + config(m), "GOMAXPROCS=1", "GOGC=off"}
 		cmd.Dir = c.Dir
 		attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: m.cloneFlags()}
+		if cg != nil && cg.cloneInto {
+			attr.UseCgroupFD, attr.CgroupFD = true, cg.fd
+		}
 		if m == nsUser {
 			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
 			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
@@ -395,6 +480,19 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 			cmd.ExtraFiles = append(cmd.ExtraFiles, deathR, statusW)
 		}
 		err = cmd.Start()
+		if err != nil && attr.UseCgroupFD {
+			// A kernel without CLONE_INTO_CGROUP: join by writing instead.
+			cg.cloneInto = false
+			attr.UseCgroupFD = false
+			cmd = nil
+			pr.Close()
+			pw.Close()
+			if deathR != nil {
+				deathR.Close()
+				statusW.Close()
+			}
+			return start(m)
+		}
 		pw.Close()
 		if deathR != nil {
 			deathR.Close()
@@ -421,6 +519,13 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 				return nil, fmt.Errorf("%w: the kernel refused new namespaces (%v); give --allow-unisolated to run anyway with its isolation reported as it is", ErrUnisolated, err)
 			}
 			useNS = nsNone
+			if cg == nil {
+				// Without a PID namespace only a cgroup reaches every
+				// descendant.
+				if cg = newCgroup(lim.Processes, true); cg != nil {
+					defer cg.remove()
+				}
+			}
 			cmd, report, stdout, stderr, err = start(nsNone)
 		}
 		if err != nil {
@@ -508,13 +613,14 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 	} else if waitErr != nil {
 		return nil, fmt.Errorf("sandbox: wait: %w", waitErr)
 	}
-	r.Isolation = isolation(useNS, rep, lim)
+	r.Isolation = isolation(useNS, rep, lim, ownUID && useNS == nsRoot)
 	return r, nil
 }
 
 // isolation says what held in a run, in every mode: each part names what
 // was in force, and "not isolated" where nothing was.
-func isolation(m nsMode, rep launch.Report, lim Limits) Isolation {
+// ownUID: the run had a uid of its own.
+func isolation(m nsMode, rep launch.Report, lim Limits, ownUID bool) Isolation {
 	iso := Isolation{Network: "host (not isolated)", Filesystem: "host, as gavel's user (not isolated)",
 		User: "same as gavel (not isolated)", Processes: "host PID namespace (not isolated)"}
 	if m != nsNone {
@@ -534,6 +640,9 @@ func isolation(m nsMode, rep launch.Report, lim Limits) Isolation {
 		iso.User = "gavel's user, as root of a user namespace of its own (no privilege on the host)"
 	case rep.User != "" && rep.User != "same as gavel":
 		iso.User = rep.User
+		if ownUID {
+			iso.User += ", a user of its own (no other run or account has it)"
+		}
 	}
 	if rep.PIDNS {
 		iso.Processes = "PID namespace of its own"
@@ -545,6 +654,8 @@ func isolation(m nsMode, rep launch.Report, lim Limits) Isolation {
 	}
 	if rep.Cgroup {
 		iso.Processes += fmt.Sprintf("; pids cgroup (pids.max %d)", lim.Processes)
+	} else if ownUID {
+		iso.Processes += fmt.Sprintf("; RLIMIT_NPROC %d on its own user (its processes only)", lim.Processes)
 	} else {
 		iso.Processes += fmt.Sprintf("; RLIMIT_NPROC %d", lim.Processes)
 	}
@@ -554,21 +665,29 @@ func isolation(m nsMode, rep launch.Report, lim Limits) Isolation {
 // cgroup is a pids cgroup for one run.
 type cgroup struct {
 	dir, procs string
+	// cloneInto: a cgroup v2, entered as the launcher is created
+	// (CLONE_INTO_CGROUP through fd) rather than joined by a write.
+	cloneInto bool
+	fd        int
 }
 
-// newCgroup makes a pids cgroup (v1 or v2) with pids.max, or returns nil
-// when the machine does not allow it.
-func newCgroup(max int) *cgroup {
+// newCgroup makes a pids cgroup with pids.max, or returns nil when the
+// machine does not allow it. A cgroup v1 (joined by a write, which waits
+// for a kernel grace period) only when v1 is true.
+func newCgroup(max int, v1 bool) *cgroup {
 	name := fmt.Sprintf("gavel-%d-%d", os.Getpid(), cgCounter.Add(1))
 	for _, parent := range []string{"/sys/fs/cgroup/pids", "/sys/fs/cgroup"} {
 		if _, err := os.Stat(filepath.Join(parent, "cgroup.procs")); err != nil {
 			continue
 		}
-		if parent == "/sys/fs/cgroup" {
+		isV2 := parent == "/sys/fs/cgroup"
+		if isV2 {
 			b, err := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
 			if err != nil || !strings.Contains(string(b), "pids") {
 				continue
 			}
+		} else if !v1 {
+			continue
 		}
 		dir := filepath.Join(parent, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
@@ -578,7 +697,13 @@ func newCgroup(max int) *cgroup {
 			os.Remove(dir)
 			continue
 		}
-		return &cgroup{dir: dir, procs: filepath.Join(dir, "cgroup.procs")}
+		cg := &cgroup{dir: dir, procs: filepath.Join(dir, "cgroup.procs"), fd: -1}
+		if isV2 {
+			if fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0); err == nil {
+				cg.fd, cg.cloneInto = fd, true
+			}
+		}
+		return cg
 	}
 	return nil
 }
@@ -640,6 +765,10 @@ func (c *cgroup) waitEmpty() {
 // remove empties and removes the cgroup; the kernel may refuse the removal
 // for a moment after its last process has gone.
 func (c *cgroup) remove() {
+	if c.fd >= 0 {
+		syscall.Close(c.fd)
+		c.fd = -1
+	}
 	c.waitEmpty()
 	wait := 100 * time.Microsecond
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {

@@ -10,11 +10,13 @@
 //   - filesystem: a new mount namespace in which /tmp, /var/tmp, /dev/shm
 //     and /run/lock are fresh tmpfs mounts, so the program can write only to
 //     its working folder (as root, with CLONE_NEWNS);
-//   - user: the program runs as nobody (65534) when gavel runs as root, so
-//     RLIMIT_NPROC binds and the host's files are not writable;
-//   - processes: a pids cgroup (v1 or v2) with pids.max when one can be
-//     made, which also lets every descendant be killed, even one that left
-//     the process group; else RLIMIT_NPROC.
+//   - user: as root each run is a user of its own (a uid from the runs'
+//     range, RunUsers), so RLIMIT_NPROC counts its processes alone and the
+//     host's and other runs' files are not writable;
+//   - processes: a PID namespace whose end kills every process of the run;
+//     RLIMIT_NPROC on the run's own user, or a pids cgroup entered at
+//     creation on cgroup v2 (CLONE_INTO_CGROUP); a cgroup v1 is joined only
+//     where the run has no PID namespace or user of its own.
 //
 // Limits are set by a launcher (package launch): gavel re-executes itself
 // with an environment variable that makes it apply the limits and then

@@ -180,7 +180,7 @@ func Launch() {
 		rep.Cgroup = writeFile(c.CgroupP, itoa(int64(syscall.Getpid())))
 	}
 	if c.Init {
-		runInit(c, rep.Cgroup) // never returns
+		runInit(c, rep.Cgroup || c.InCgroup) // never returns
 	}
 	rep.Cgroup = rep.Cgroup || c.InCgroup
 	rep.PIDNS, rep.OwnProc, rep.Mounts, rep.DiskCap = c.PIDNS, c.OwnProc, c.DidMounts, c.DiskCap
