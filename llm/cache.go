@@ -53,6 +53,13 @@ type Claimer interface {
 	Release(ctx context.Context, key, owner string) error
 }
 
+// AnswerReleaser is a Claimer that stores an answer and drops owner's
+// claim on its key in one write (one transaction), where a Put and a
+// Release would be two.
+type AnswerReleaser interface {
+	PutReleasing(ctx context.Context, e *Entry, owner string) error
+}
+
 // ClaimHolder is a Claimer that tells who holds a claim, so that the claim
 // of a process that died on this machine (a killed run) is released at
 // once rather than after ClaimTTL.

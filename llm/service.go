@@ -412,14 +412,16 @@ func (s *Service) miss(ctx context.Context, key string, req *Request) (*Response
 	if st.checkErr != nil {
 		return nil, st.checkErr
 	}
+	var hold *claimHold
 	if cl, ok := s.cache.(Claimer); ok && !st.info.Local {
 		// Another process sharing the cache may be sending the same
 		// request: take the claim, or wait for its answer.
-		resp, claimed, err := s.claim(ctx, cl, key)
-		if err != nil || resp != nil {
-			return resp, err
+		var got *Response
+		got, hold, err = s.claim(ctx, cl, key)
+		if err != nil || got != nil {
+			return got, err
 		}
-		defer claimed()
+		defer hold.end()
 	}
 	release, err := s.reserve(req)
 	if err != nil {
@@ -434,7 +436,14 @@ func (s *Service) miss(ctx context.Context, key string, req *Request) (*Response
 		entry.Response = resp
 		// The answer is paid for: keep it even if the caller gave up
 		// meanwhile, so a rerun does not pay again.
-		if err := s.cache.Put(context.WithoutCancel(ctx), entry); err != nil {
+		if ar, ok := s.cache.(AnswerReleaser); ok && hold != nil {
+			// The answer stored and the claim dropped in one write.
+			hold.stop()
+			if err := ar.PutReleasing(context.WithoutCancel(ctx), entry, s.owner); err != nil {
+				return nil, fmt.Errorf("cache: %w", err)
+			}
+			hold.released = true
+		} else if err := s.cache.Put(context.WithoutCancel(ctx), entry); err != nil {
 			return nil, fmt.Errorf("cache: %w", err)
 		}
 	}
@@ -454,7 +463,7 @@ const claimPoll = 2 * time.Second
 // answer and returns it (counted as shared). If the other process dies,
 // its claim is dropped at once when it ran on this machine (owners are
 // host/pid/random), else it expires and this one takes it.
-func (s *Service) claim(ctx context.Context, cl Claimer, key string) (resp *Response, done func(), err error) {
+func (s *Service) claim(ctx context.Context, cl Claimer, key string) (resp *Response, hold *claimHold, err error) {
 	wait := 50 * time.Millisecond
 	for {
 		ok, err := cl.Claim(ctx, key, s.owner, time.Now().Add(ClaimTTL))
@@ -479,23 +488,23 @@ func (s *Service) claim(ctx context.Context, cl Claimer, key string) (resp *Resp
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, claimPoll)
-		e, err := s.cache.Get(ctx, key)
+		got, err := s.stored(ctx, key)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cache: %w", err)
 		}
-		if e != nil && e.Response != nil {
+		if got != nil {
 			s.count(func(r *RunStats) { r.Shared++ })
-			r := *e.Response
+			r := *got
 			r.Cached = true
 			return &r, nil, nil
 		}
 	}
 	// The answer may have arrived between the cache read and the claim
 	// (unless the cache is not to be read: --no-cache sends again).
-	if e, err := s.cache.Get(ctx, key); err == nil && e != nil && e.Response != nil && !s.opt.NoCacheReads {
+	if got, err := s.stored(ctx, key); err == nil && got != nil && !s.opt.NoCacheReads {
 		cl.Release(context.WithoutCancel(ctx), key, s.owner)
 		s.count(func(r *RunStats) { r.CacheHits++ })
-		r := *e.Response
+		r := *got
 		r.Cached = true
 		return &r, nil, nil
 	}
@@ -514,11 +523,25 @@ func (s *Service) claim(ctx context.Context, cl Claimer, key string) (resp *Resp
 			}
 		}
 	}()
-	return nil, func() {
+	return nil, &claimHold{stop: sync.OnceFunc(func() {
 		close(stop)
 		<-renewed
-		cl.Release(context.WithoutCancel(ctx), key, s.owner)
-	}, nil
+	}), release: func() { cl.Release(context.WithoutCancel(ctx), key, s.owner) }}, nil
+}
+
+// claimHold is a claim taken: stop ends its renewal; end stops it and
+// releases it, unless the answer's write released it already.
+type claimHold struct {
+	stop     func()
+	release  func()
+	released bool
+}
+
+func (h *claimHold) end() {
+	h.stop()
+	if !h.released {
+		h.release()
+	}
 }
 
 // stored is the answer the cache holds for key, or nil: read alone where

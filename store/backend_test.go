@@ -28,6 +28,7 @@ var suite = []struct {
 	{"CacheHitsAreReads", testCacheHitsAreReads},
 	{"Claims", testClaims},
 	{"ClaimsOfDeadProcesses", testClaimsOfDeadProcesses},
+	{"AnswerReleasesItsClaim", testAnswerReleasesItsClaim},
 	{"SharedRequestsSentOnce", testSharedRequestsSentOnce},
 	{"ConcurrentOpensOfANewStore", testConcurrentOpensOfANewStore},
 	{"LongImportLosesNoCacheWrite", testLongImportLosesNoCacheWrite},

@@ -278,3 +278,49 @@ func testSharedRequestsSentOnce(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// A miss's answer is stored and its claim dropped in one write (issue
+// 29): after the call the answer is there and no claim is left; the write
+// drops only its own owner's claim, never another's.
+func testAnswerReleasesItsClaim(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	fake := llmtest.NewOpenAI()
+	defer fake.Close()
+	reg := llm.NewRegistry()
+	reg.Register(openai.Info)
+	svc := llm.NewService(reg, db.Cache(), llm.Options{
+		Providers: map[string]llm.ProviderConfig{"openai": {BaseURL: fake.URL + "/v1", APIKey: "k"}}})
+	claims := func() (n int) {
+		if err := db.SQL().QueryRowContext(ctx, `SELECT COUNT(*) FROM llm_claims`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	req := &llm.Request{Model: "openai:m", Messages: []llm.Message{{Role: llm.User, Content: "one write"}}}
+	if _, err := svc.Complete(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	key, _ := llm.Key(req)
+	if e, err := db.Cache().Get(ctx, key); err != nil || e == nil || e.Response == nil {
+		t.Fatalf("the answer was not stored: %+v %v", e, err)
+	}
+	if n := claims(); n != 0 {
+		t.Fatalf("%d claims left after the answer", n)
+	}
+	ar := db.Cache().(llm.AnswerReleaser)
+	cl := db.Cache().(llm.Claimer)
+	if ok, err := cl.Claim(ctx, "other", "someone", time.Now().Add(time.Hour)); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	e := &llm.Entry{Key: "other", Provider: "openai", Model: "openai:m", Request: req, Response: &llm.Response{Text: "x"}}
+	if err := ar.PutReleasing(ctx, e, "not-someone"); err != nil {
+		t.Fatal(err)
+	}
+	if owner, _ := db.Cache().(llm.ClaimHolder).Holder(ctx, "other"); owner != "someone" {
+		t.Fatalf("another owner's claim was dropped (holder %q)", owner)
+	}
+	if err := ar.PutReleasing(ctx, e, "someone"); err != nil || claims() != 0 {
+		t.Fatalf("the owner's claim was kept: %v, %d claims", err, claims())
+	}
+}

@@ -29,13 +29,27 @@ var (
 
 // Claim implements llm.Claimer: the row is taken when there is none, when
 // it has expired, or when owner holds it already.
+const claimSQL = `INSERT INTO llm_claims (key, owner, expires_ns) VALUES ($1, $2, $3)
+	ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_ns = excluded.expires_ns
+	WHERE llm_claims.expires_ns < $4 OR llm_claims.owner = excluded.owner`
+
+const releaseSQL = `DELETE FROM llm_claims WHERE key = $1 AND owner = $2`
+
+const putSQL = `INSERT INTO llm_cache
+	(key, provider, model, request, response, input_tokens, output_tokens, cached_tokens, cost_usd, latency_ms, created_at, answered_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+	ON CONFLICT (key) DO UPDATE SET response = excluded.response,
+		input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+		cached_tokens = excluded.cached_tokens, cost_usd = excluded.cost_usd,
+		latency_ms = excluded.latency_ms, answered_at = excluded.answered_at`
+
+// putReleaseSQL is putSQL and releaseSQL as one PostgreSQL statement.
+const putReleaseSQL = `WITH released AS (DELETE FROM llm_claims WHERE key = $1 AND owner = $13) ` + putSQL
+
 func (c *cache) Claim(ctx context.Context, key, owner string, until time.Time) (bool, error) {
 	var got bool
 	err := (*DB)(c).retryBusy(ctx, func() error {
-		res, err := c.db.ExecContext(ctx, `INSERT INTO llm_claims (key, owner, expires_ns) VALUES ($1, $2, $3)
-			ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_ns = excluded.expires_ns
-			WHERE llm_claims.expires_ns < $4 OR llm_claims.owner = excluded.owner`,
-			key, owner, until.UnixNano(), time.Now().UnixNano())
+		res, err := c.claimStmt.ExecContext(ctx, key, owner, until.UnixNano(), time.Now().UnixNano())
 		if err != nil {
 			return err
 		}
@@ -60,7 +74,7 @@ func (c *cache) Holder(ctx context.Context, key string) (string, error) {
 // Release implements llm.Claimer.
 func (c *cache) Release(ctx context.Context, key, owner string) error {
 	return (*DB)(c).retryBusy(ctx, func() error {
-		_, err := c.db.ExecContext(ctx, `DELETE FROM llm_claims WHERE key = $1 AND owner = $2`, key, owner)
+		_, err := c.releaseStmt.ExecContext(ctx, key, owner)
 		return err
 	})
 }
@@ -165,6 +179,18 @@ func decodeEntry(e *llm.Entry, req string, resp sql.NullString, created string) 
 }
 
 func (c *cache) Put(ctx context.Context, e *llm.Entry) error {
+	return c.put(ctx, e, "")
+}
+
+// PutReleasing implements llm.AnswerReleaser: the answer stored and
+// owner's claim dropped in one transaction.
+func (c *cache) PutReleasing(ctx context.Context, e *llm.Entry, owner string) error {
+	return c.put(ctx, e, owner)
+}
+
+// put stores an answer and, when owner is set, drops owner's claim on it
+// in the same transaction.
+func (c *cache) put(ctx context.Context, e *llm.Entry, owner string) error {
 	if e.Response == nil {
 		return errors.New("cache: Put without a response")
 	}
@@ -178,18 +204,27 @@ func (c *cache) Put(ctx context.Context, e *llm.Entry) error {
 	}
 	now := (*DB)(c).timestamp()
 	r := e.Response
+	args := []any{e.Key, e.Provider, e.Model, string(req), string(resp), r.Usage.InputTokens, r.Usage.OutputTokens,
+		r.Usage.CachedTokens, r.Cost, r.Latency.Milliseconds(), now, now}
 	// An answer was paid for: wait out any lock rather than lose it.
 	err = (*DB)(c).retryBusy(ctx, func() error {
-		_, err := c.db.ExecContext(ctx, `INSERT INTO llm_cache
-		(key, provider, model, request, response, input_tokens, output_tokens, cached_tokens, cost_usd, latency_ms, created_at, answered_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-		ON CONFLICT (key) DO UPDATE SET response = excluded.response,
-			input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
-			cached_tokens = excluded.cached_tokens, cost_usd = excluded.cost_usd,
-			latency_ms = excluded.latency_ms, answered_at = excluded.answered_at`,
-			e.Key, e.Provider, e.Model, string(req), string(resp), r.Usage.InputTokens, r.Usage.OutputTokens,
-			r.Usage.CachedTokens, r.Cost, r.Latency.Milliseconds(), now, now)
-		return err
+		if owner == "" {
+			_, err := c.putStmt.ExecContext(ctx, args...)
+			return err
+		}
+		if c.putReleaseStmt != nil {
+			// PostgreSQL: one statement (a data-modifying WITH), one round
+			// trip, as atomic as the transaction.
+			_, err := c.putReleaseStmt.ExecContext(ctx, append(args, owner)...)
+			return err
+		}
+		return (*DB)(c).inTx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.StmtContext(ctx, c.putStmt).ExecContext(ctx, args...); err != nil {
+				return err
+			}
+			_, err := tx.StmtContext(ctx, c.releaseStmt).ExecContext(ctx, e.Key, owner)
+			return err
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("store answer %.12s: %w", e.Key, err)

@@ -63,6 +63,9 @@ type DB struct {
 	hits      hitCounts
 	getEntry  *sql.Stmt
 	getAnswer *sql.Stmt
+	// A miss's writes, prepared once.
+	claimStmt, putStmt, releaseStmt *sql.Stmt
+	putReleaseStmt                  *sql.Stmt // PostgreSQL only
 }
 
 var _ record.Store = (*DB)(nil)
@@ -87,13 +90,26 @@ func New(ctx context.Context, sqldb *sql.DB, d Dialect, where string) (*DB, erro
 	if db.getAnswer, err = sqldb.PrepareContext(ctx, `SELECT response FROM llm_cache WHERE key = $1`); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
+	for _, p := range []struct {
+		st **sql.Stmt
+		q  string
+	}{{&db.claimStmt, claimSQL}, {&db.putStmt, putSQL}, {&db.releaseStmt, releaseSQL}} {
+		if *p.st, err = sqldb.PrepareContext(ctx, p.q); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+	}
+	if db.dialect.Name == "postgres" {
+		if db.putReleaseStmt, err = sqldb.PrepareContext(ctx, putReleaseSQL); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+	}
 	return db, nil
 }
 
 // Close writes the hit counts held in memory and closes the store.
 func (db *DB) Close() error {
 	ferr := db.flushHits(context.Background())
-	for _, st := range []*sql.Stmt{db.getEntry, db.getAnswer} {
+	for _, st := range []*sql.Stmt{db.getEntry, db.getAnswer, db.claimStmt, db.putStmt, db.releaseStmt, db.putReleaseStmt} {
 		if st != nil {
 			st.Close()
 		}
