@@ -1,8 +1,13 @@
 package exec
 
 import (
+	"context"
+	"errors"
+	"os"
+	osexec "os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gavelhq/gavel/bench/exec/launch"
 )
@@ -57,3 +62,42 @@ var errFake = &fakeErr{}
 type fakeErr struct{}
 
 func (*fakeErr) Error() string { return "operation not permitted (a test's refusal)" }
+
+// BenchmarkNamespaces: the same trivial Python run with the sandbox's
+// namespaces (network, mount, PID, IPC; the two-stage launcher; the run's
+// own user) and without them (the unisolated mode, as where the kernel
+// refuses them: one launcher stage, gavel's user, a pids cgroup where one
+// can be made), to measure what the isolation costs (BENCHMARKS.md).
+//
+//	go test ./bench/exec -run XXX -bench Namespaces -benchtime 100x
+func BenchmarkNamespaces(b *testing.B) {
+	if _, err := osexec.LookPath("python3"); err != nil {
+		b.Skip("python3 is not installed")
+	}
+	for _, isolated := range []bool{true, false} {
+		b.Run(map[bool]string{true: "namespaces", false: "none"}[isolated], func(b *testing.B) {
+			m := nsUser
+			if os.Geteuid() == 0 {
+				m = nsRoot
+			}
+			if !isolated {
+				nsMu.Lock()
+				nsRefused[m] = errors.New("refused for the benchmark")
+				nsMu.Unlock()
+				AllowUnisolated(true)
+				defer func() {
+					nsMu.Lock()
+					delete(nsRefused, m)
+					nsMu.Unlock()
+					AllowUnisolated(false)
+				}()
+			}
+			for b.Loop() {
+				res, err := Python(context.Background(), "pass\n", Limits{Wall: 10 * time.Second})
+				if err != nil || res.Status != Passed {
+					b.Fatalf("%v %+v", err, res)
+				}
+			}
+		})
+	}
+}
