@@ -298,9 +298,32 @@ func Sample(rs []*Record, n int, seed uint64) []*Record {
 	for i, r := range rs {
 		members[i] = MemberOf(r)
 	}
+	keep := SampleMembers(members, n, seed)
+	var out []*Record
+	for _, r := range rs {
+		if keep[r.ID] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// SampleMembers is Sample over the members of records alone (what a store
+// can list without reading the records): the ids it keeps.
+func SampleMembers(members []Member, n int, seed uint64) map[string]bool {
+	keep := map[string]bool{}
+	if n <= 0 || n >= len(members) {
+		for _, m := range members {
+			keep[m.ID] = true
+		}
+		return keep
+	}
 	units, err := makeUnits(members)
 	if err != nil {
-		return rs[:n] // ids listed twice: no sample can keep groups whole
+		for _, m := range members[:n] { // ids listed twice: no sample can keep groups whole
+			keep[m.ID] = true
+		}
+		return keep
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6761_7665_6c5f_736d)) // "gavel_sm"
 	strata := map[Label][]*unit{}
@@ -309,13 +332,12 @@ func Sample(rs []*Record, n int, seed uint64) []*Record {
 		strata[u.stratum()] = append(strata[u.stratum()], u)
 		count[u.stratum()] += u.size()
 	}
-	keep := map[string]bool{}
 	for _, l := range []Label{Fail, Pass} {
 		us := strata[l]
 		if len(us) == 0 {
 			continue
 		}
-		target := max(1, int(math.Round(float64(n)*float64(count[l])/float64(len(rs)))))
+		target := max(1, int(math.Round(float64(n)*float64(count[l])/float64(len(members)))))
 		rng.Shuffle(len(us), func(i, j int) { us[i], us[j] = us[j], us[i] })
 		for taken, i := 0, 0; taken < target && i < len(us); i++ {
 			for _, id := range us[i].ids {
@@ -324,11 +346,5 @@ func Sample(rs []*Record, n int, seed uint64) []*Record {
 			taken += us[i].size()
 		}
 	}
-	var out []*Record
-	for _, r := range rs {
-		if keep[r.ID] {
-			out = append(out, r)
-		}
-	}
-	return out
+	return keep
 }

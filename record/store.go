@@ -44,6 +44,13 @@ type Filter struct {
 	Limit int
 }
 
+// MemberLister is a Store that lists the members of the records a filter
+// keeps (id, group, latest label) without reading the records, so that a
+// sample reads only the records it keeps.
+type MemberLister interface {
+	Members(ctx context.Context, f Filter) ([]Member, error)
+}
+
 // Match reports whether a record passes the filter's label, status and group
 // conditions (not the split, which only a store can answer).
 func (f *Filter) Match(r *Record) bool {

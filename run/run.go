@@ -76,8 +76,28 @@ func Records(ctx context.Context, st record.Store, field, ref string, exclude []
 	if part == "" {
 		return nil, deploy.FieldErrorf(field, "%s: say which part to judge, e.g. %s:test (or %s:train, %s:val)", ref, name, name, name)
 	}
+	f := record.Filter{Split: name, Part: part, ExcludeStatus: exclude}
+	if ml, ok := st.(record.MemberLister); ok && limit > 0 {
+		// A sample reads only the records it keeps.
+		members, err := ml.Members(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		if len(members) == 0 {
+			return nil, fmt.Errorf("split %s has no records", ref)
+		}
+		if limit < len(members) {
+			keep := record.SampleMembers(members, limit, 1)
+			f.IDs = make([]string, 0, len(keep))
+			for _, m := range members {
+				if keep[m.ID] {
+					f.IDs = append(f.IDs, m.ID)
+				}
+			}
+		}
+	}
 	var rs []*record.Record
-	err = st.Records(ctx, record.Filter{Split: name, Part: part, ExcludeStatus: exclude}, func(r *record.Record) error {
+	err = st.Records(ctx, f, func(r *record.Record) error {
 		rs = append(rs, r)
 		return nil
 	})
@@ -88,7 +108,11 @@ func Records(ctx context.Context, st record.Store, field, ref string, exclude []
 		return nil, fmt.Errorf("split %s has no records", ref)
 	}
 	// A limit is a sample that looks like the part (labels in their
-	// shares, groups whole), not its first records.
+	// shares, groups whole), not its first records (already drawn when the
+	// store could list the members).
+	if f.IDs != nil {
+		return rs, nil
+	}
 	return record.Sample(rs, limit, 1), nil
 }
 

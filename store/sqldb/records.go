@@ -296,52 +296,9 @@ func (w *recordWriter) move(ctx context.Context, tx *sql.Tx) error {
 
 // Records implements record.Store.
 func (db *DB) Records(ctx context.Context, f record.Filter, fn func(*record.Record) error) error {
-	var where []string
-	var args []any
-	// arg adds an argument and returns its placeholder.
-	arg := func(v any) string {
-		args = append(args, v)
-		return fmt.Sprintf("$%d", len(args))
-	}
-	from := `records r` + latestOutcome
-	if f.Split != "" {
-		if err := db.splitExists(ctx, f.Split); err != nil {
-			return err
-		}
-		from += ` JOIN split_members m ON m.record_id = r.id AND m.split = ` + arg(f.Split)
-		if f.Part != "" {
-			from += ` AND m.part = ` + arg(string(f.Part))
-		}
-	}
-	in := func(col string, vals []string, not bool) {
-		if len(vals) == 0 {
-			return
-		}
-		op := "IN"
-		if not {
-			op = "NOT IN"
-		}
-		ps := make([]string, len(vals))
-		for i, v := range vals {
-			ps[i] = arg(v)
-		}
-		where = append(where, fmt.Sprintf("%s %s (%s)", col, op, strings.Join(ps, ", ")))
-	}
-	// Labels and statuses are the latest outcome's.
-	in("r.id", f.IDs, false)
-	in("COALESCE(o.label, r.label)", strs(f.Labels), false)
-	in("COALESCE(o.status, r.status)", strs(f.Statuses), false)
-	in("COALESCE(o.status, r.status)", strs(f.ExcludeStatus), true)
-	if f.Group != "" {
-		where = append(where, "r.grp = "+arg(f.Group))
-	}
-	q := `SELECT r.body, o.body FROM ` + from
-	if len(where) > 0 {
-		q += ` WHERE ` + strings.Join(where, " AND ")
-	}
-	q += ` ORDER BY r.seq`
-	if f.Limit > 0 {
-		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
+	q, args, err := db.recordQuery(ctx, f, `r.body, o.body`)
+	if err != nil {
+		return err
 	}
 	rows, err := db.db.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -457,6 +414,85 @@ func strs[T ~string](vs []T) []string {
 		out[i] = string(v)
 	}
 	return out
+}
+
+// recordQuery is the query of the records a filter keeps, in their order,
+// selecting cols.
+func (db *DB) recordQuery(ctx context.Context, f record.Filter, cols string) (string, []any, error) {
+	var where []string
+	var args []any
+	// arg adds an argument and returns its placeholder.
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	from := `records r` + latestOutcome
+	if f.Split != "" {
+		if err := db.splitExists(ctx, f.Split); err != nil {
+			return "", nil, err
+		}
+		from += ` JOIN split_members m ON m.record_id = r.id AND m.split = ` + arg(f.Split)
+		if f.Part != "" {
+			from += ` AND m.part = ` + arg(string(f.Part))
+		}
+	}
+	in := func(col string, vals []string, not bool) {
+		if len(vals) == 0 {
+			return
+		}
+		op := "IN"
+		if not {
+			op = "NOT IN"
+		}
+		ps := make([]string, len(vals))
+		for i, v := range vals {
+			ps[i] = arg(v)
+		}
+		where = append(where, fmt.Sprintf("%s %s (%s)", col, op, strings.Join(ps, ", ")))
+	}
+	// Labels and statuses are the latest outcome's.
+	in("r.id", f.IDs, false)
+	in("COALESCE(o.label, r.label)", strs(f.Labels), false)
+	in("COALESCE(o.status, r.status)", strs(f.Statuses), false)
+	in("COALESCE(o.status, r.status)", strs(f.ExcludeStatus), true)
+	if f.Group != "" {
+		where = append(where, "r.grp = "+arg(f.Group))
+	}
+	q := `SELECT ` + cols + ` FROM ` + from
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	q += ` ORDER BY r.seq`
+	if f.Limit > 0 {
+		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
+	}
+	return q, args, nil
+}
+
+// Members implements record.MemberLister: what a sample needs of each
+// record a filter keeps (its id, group and latest label), without the
+// records' bodies.
+func (db *DB) Members(ctx context.Context, f record.Filter) ([]record.Member, error) {
+	q, args, err := db.recordQuery(ctx, f, `r.id, r.grp, COALESCE(o.label, r.label)`)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query records: %w", err)
+	}
+	defer rows.Close()
+	var out []record.Member
+	for rows.Next() {
+		var m record.Member
+		var label string
+		if err := rows.Scan(&m.ID, &m.Group, &label); err != nil {
+			return nil, err
+		}
+		m.Label = record.Label(label)
+		out = append(out, m)
+	}
+	return out, rows.Err()
 }
 
 // staging names an import's staging table.
