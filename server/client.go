@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/gavelhq/gavel/judge"
 )
 
 // Client speaks to a gavel service: what a CI job uses to gate a change and
@@ -113,4 +115,38 @@ func (c *Client) Outcome(ctx context.Context, req *OutcomeRequest) (*OutcomeResp
 		return nil, err
 	}
 	return &out, nil
+}
+
+// NoVerdictError says a gate got no verdict: the service could not be
+// reached or timed out, refused the token, failed (5xx, or 429/503 after
+// its retries), or its judge's answer could not be read. A CI gate exits 4
+// on it (gavel gate), apart from 1 for a change the judge failed.
+type NoVerdictError struct{ Err error }
+
+func (e *NoVerdictError) Error() string { return "no verdict: " + e.Err.Error() }
+func (e *NoVerdictError) Unwrap() error { return e.Err }
+
+// Gate asks for a verdict as a CI gate does: a pass or fail verdict is
+// returned; a request the service calls wrong (400, 404, 409, 422: fix the
+// call) is returned as its *StatusError; anything else that leaves the gate
+// without a verdict is a *NoVerdictError.
+func (c *Client) Gate(ctx context.Context, req *JudgeRequest) (*JudgeResponse, error) {
+	resp, err := c.Judge(ctx, req)
+	var se *StatusError
+	switch {
+	case err == nil:
+	case errors.As(err, &se) && (se.Status == http.StatusBadRequest || se.Status == http.StatusNotFound ||
+		se.Status == http.StatusConflict || se.Status == http.StatusUnprocessableEntity):
+		return nil, err
+	default:
+		return nil, &NoVerdictError{Err: err}
+	}
+	if resp.Verdict != judge.Pass && resp.Verdict != judge.Fail {
+		why := resp.ParseError
+		if why == "" {
+			why = fmt.Sprintf("verdict %q", resp.Verdict)
+		}
+		return resp, &NoVerdictError{Err: fmt.Errorf("the judge's answer on change %s could not be read (%s)", resp.ChangeID, why)}
+	}
+	return resp, nil
 }

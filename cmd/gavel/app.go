@@ -31,6 +31,9 @@ const (
 	exitFailed  = 1
 	exitUsage   = 2
 	exitPending = 3 // stopped with model calls pending; rerun to resume
+	// exitNoVerdict: a gate got no verdict (the service unreachable, a
+	// timeout, an unreadable answer): not a failed change.
+	exitNoVerdict = 4
 )
 
 // app holds what every command shares: global flags and the process's
@@ -53,6 +56,17 @@ type gateError struct{ err error }
 
 func (e gateError) Error() string { return e.err.Error() }
 func (e gateError) Unwrap() error { return e.err }
+
+// noVerdictExit is a gate left without a verdict (exit code 4);
+// passedAnyway is one that --on-no-verdict pass lets through (exit 0,
+// with a warning).
+type noVerdictExit struct{ err error }
+type passedAnyway struct{ err error }
+
+func (e noVerdictExit) Error() string { return e.err.Error() }
+func (e noVerdictExit) Unwrap() error { return e.err }
+func (e passedAnyway) Error() string  { return e.err.Error() }
+func (e passedAnyway) Unwrap() error  { return e.err }
 
 // usageError marks an error in how gavel was called (exit code 2).
 type usageError struct{ err error }
@@ -120,7 +134,15 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	code := exitFailed
 	var ue usageError
 	var se stoppedError
+	var nv noVerdictExit
+	var pa passedAnyway
 	switch {
+	case errors.As(err, &pa):
+		code = exitOK
+		fmt.Fprintf(stderr, "gavel: warning: %v; passing, as --on-no-verdict pass says\n", err)
+	case errors.As(err, &nv):
+		code = exitNoVerdict
+		fmt.Fprintf(stderr, "gavel: %v\n", err)
 	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"),
 		deploy.ErrorCode(err) == deploy.Invalid, deploy.ErrorCode(err) == deploy.NotFound:
 		code = exitUsage

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -272,55 +271,31 @@ func (c *clientFlags) client() (*server.Client, error) {
 	return &server.Client{BaseURL: c.url, Token: c.token, HTTP: &http.Client{Timeout: c.timeout}}, nil
 }
 
-// readArg reads a file argument ("-" for stdin).
-func (a *app) readArg(flag, path string) (string, error) {
-	if path == "-" {
-		b, err := io.ReadAll(a.stdin)
-		return string(b), err
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", usagef("--%s: %v", flag, err)
-	}
-	return string(b), nil
-}
-
 func (a *app) gateCmd() *cobra.Command {
 	var c clientFlags
-	var req server.JudgeRequest
-	var taskFile, candFile, refFile string
-	var ctxFiles map[string]string
+	var g run.GateConfig
+	var onNoVerdict string
 	cmd := &cobra.Command{
 		Use:   "gate --server URL --judge J --change-id ID --task FILE --candidate DIFF",
-		Short: "CI gate: ask the service to judge a change; exit 0 when it passes, 1 when it fails",
+		Short: "CI gate: ask the service to judge a change; exit 0 when it passes, 1 when it fails, 4 without a verdict",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if onNoVerdict != "" && onNoVerdict != "fail" && onNoVerdict != "pass" {
+				return usagef("--on-no-verdict %q: want fail or pass", onNoVerdict)
+			}
 			cl, err := c.client()
 			if err != nil {
 				return err
 			}
-			if req.Judge == "" || req.ChangeID == "" || taskFile == "" || candFile == "" {
-				return usagef("--judge, --change-id, --task and --candidate are required")
+			g.Stdin = a.stdin
+			resp, err := run.Gate(cmd.Context(), cl, g)
+			if nv := (*server.NoVerdictError)(nil); errors.As(err, &nv) {
+				return noVerdict(onNoVerdict, nv)
 			}
-			in := &server.JudgeInputs{Context: map[string]string{}}
-			if in.Task, err = a.readArg("task", taskFile); err != nil {
-				return err
+			var se *server.StatusError
+			if errors.As(err, &se) {
+				return usageError{err} // the call is wrong: fix it
 			}
-			if in.Candidate, err = a.readArg("candidate", candFile); err != nil {
-				return err
-			}
-			if refFile != "" {
-				if in.Reference, err = a.readArg("reference", refFile); err != nil {
-					return err
-				}
-			}
-			for k, p := range ctxFiles {
-				if in.Context[k], err = a.readArg("context", p); err != nil {
-					return err
-				}
-			}
-			req.Inputs = in
-			resp, err := cl.Judge(cmd.Context(), &req)
 			if err != nil {
 				return err
 			}
@@ -335,25 +310,35 @@ func (a *app) gateCmd() *cobra.Command {
 					fmt.Fprintf(a.stdout, "\n%s\n", resp.Reasoning)
 				}
 			}
-			switch resp.Verdict {
-			case "pass":
-				return nil
-			case "fail":
+			if resp.Verdict == "fail" {
 				return gateError{fmt.Errorf("the judge failed change %s", resp.ChangeID)}
 			}
-			return gateError{fmt.Errorf("the judge's answer on change %s could not be read (%s): failing safe", resp.ChangeID, resp.ParseError)}
+			return nil
 		},
 	}
 	c.register(cmd.Flags())
 	fl := cmd.Flags()
-	fl.StringVar(&req.Judge, "judge", "", "judge name, e.g. passfail")
-	fl.StringVar(&req.ChangeID, "change-id", "", "the change's id, e.g. OWNER/NAME#NUMBER; it becomes the record's id once its outcome is reported")
-	fl.StringVar(&req.Group, "group", "", "group of the change for intervals (e.g. the repository)")
-	fl.StringVar(&taskFile, "task", "", "file with the task (issue text); - for stdin")
-	fl.StringVar(&candFile, "candidate", "", "file with the change (a diff); - for stdin")
-	fl.StringVar(&refFile, "reference", "", "file with a reference solution, if the judge sees one")
-	fl.StringToStringVar(&ctxFiles, "context", nil, "context entries KEY=FILE (e.g. ci_log=log.txt)")
+	fl.StringVar(&g.Request.Judge, "judge", "", "judge name, e.g. passfail")
+	fl.StringVar(&g.Request.ChangeID, "change-id", "", "the change's id, e.g. OWNER/NAME#NUMBER; it becomes the record's id once its outcome is reported")
+	fl.StringVar(&g.Request.Group, "group", "", "group of the change for intervals (e.g. the repository)")
+	fl.StringVar(&g.Task, "task", "", "file with the task (issue text); - for stdin")
+	fl.StringVar(&g.Candidate, "candidate", "", "file with the change (a diff); - for stdin")
+	fl.StringVar(&g.Reference, "reference", "", "file with a reference solution, if the judge sees one")
+	fl.StringToStringVar(&g.Context, "context", nil, "context entries KEY=FILE (e.g. ci_log=log.txt)")
+	fl.StringVar(&onNoVerdict, "on-no-verdict", "", "without a verdict (service unreachable, timeout, unreadable answer) exit 4 (default), or as this: fail (1) or pass (0)")
 	return cmd
+}
+
+// noVerdict is a gate's exit without a verdict: 4, or as --on-no-verdict
+// maps it.
+func noVerdict(on string, err error) error {
+	switch on {
+	case "fail":
+		return gateError{err}
+	case "pass":
+		return passedAnyway{err}
+	}
+	return noVerdictExit{err}
 }
 
 func (a *app) reportOutcomeCmd() *cobra.Command {

@@ -125,8 +125,8 @@ func TestServeGateAndOutcome(t *testing.T) {
 	if again := gate(judgeTok); again.code != r.code {
 		t.Fatalf("gate again: %+v", again)
 	}
-	// A feedback token cannot gate; a gate that cannot be answered fails.
-	if r := gate(feedbackTok); r.code != 1 || !strings.Contains(r.stderr, "403") {
+	// A feedback token cannot gate: no verdict (exit 4), not a failed change.
+	if r := gate(feedbackTok); r.code != 4 || !strings.Contains(r.stderr, "403") {
 		t.Fatalf("gate with a feedback token: %+v", r)
 	}
 	report := exec.Command(gavelBin, "report-outcome", "--server", url, "--change-id", "acme/app#42", "--status", "landed")
