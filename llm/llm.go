@@ -196,11 +196,59 @@ func (r *Registry) Info(name string) (ProviderInfo, error) {
 	return info, nil
 }
 
+// Normalize writes a model the way gavel stores it, PROVIDER:NAME, from
+// the forms people type: "openai:gpt-4o" as it is; Inspect's
+// "openai/gpt-4o" when the part before the slash is a provider; a bare
+// provider ("sim"). A bare model name is refused with the provider that
+// serves it (gpt-*, o1-o4*, chatgpt-* -> openai; claude-* -> anthropic),
+// and a slash name of no provider (a Hugging Face id) with the openai:
+// form an OpenAI-compatible server takes. Cache keys and stored verdicts
+// hold the normalized form, so both spellings share them.
+func (r *Registry) Normalize(model string) (string, error) {
+	m := strings.TrimSpace(model)
+	if m == "" || strings.Contains(m, ":") {
+		return m, nil
+	}
+	if p, name, ok := strings.Cut(m, "/"); ok {
+		if _, known := r.infos[p]; known && name != "" {
+			return p + ":" + name, nil
+		}
+		return "", fmt.Errorf("model %q: %q is not a provider (known: %s); a model of an OpenAI-compatible server (vLLM) is openai:%s",
+			model, p, strings.Join(r.Names(), ", "), m)
+	}
+	if _, known := r.infos[m]; known {
+		return m, nil
+	}
+	lower := strings.ToLower(m)
+	switch {
+	case strings.HasPrefix(lower, "gpt-"), strings.HasPrefix(lower, "chatgpt-"), len(lower) > 1 && lower[0] == 'o' && lower[1] >= '1' && lower[1] <= '9':
+		return "", fmt.Errorf("model %q names no provider: did you mean openai:%s? (models are PROVIDER:NAME)", model, m)
+	case strings.HasPrefix(lower, "claude-"):
+		return "", fmt.Errorf("model %q names no provider: did you mean anthropic:%s? (models are PROVIDER:NAME)", model, m)
+	}
+	return "", fmt.Errorf("unknown model provider %q (known: %s); models are PROVIDER:NAME, e.g. openai:gpt-4o", m, strings.Join(r.Names(), ", "))
+}
+
+// NormalizeList normalizes a comma-separated list of models (a teacher
+// panel) element by element.
+func (r *Registry) NormalizeList(models string) (string, error) {
+	parts := strings.Split(models, ",")
+	for i, p := range parts {
+		var err error
+		if parts[i], err = r.Normalize(p); err != nil {
+			return "", err
+		}
+	}
+	return strings.Join(parts, ","), nil
+}
+
 // ParseModel splits "provider:name". A bare word is a provider with an
-// empty model name (e.g. "sim").
+// empty model name (e.g. "sim"). "provider/name" is split the same way
+// (Registry.Normalize says which spellings a command accepts).
 func ParseModel(model string) (provider, name string, err error) {
 	if m := strings.TrimSpace(model); !strings.Contains(m, ":") && strings.Contains(m, "/") {
-		return "", "", fmt.Errorf("model %q: want PROVIDER:NAME with a colon; did you mean %q?", model, strings.Replace(m, "/", ":", 1))
+		p, name, _ := strings.Cut(m, "/")
+		return p, name, nil
 	}
 	provider, name, _ = strings.Cut(strings.TrimSpace(model), ":")
 	if provider == "" {

@@ -259,3 +259,40 @@ func TestForEach(t *testing.T) {
 		t.Fatalf("budget: %v after %d calls", err, calls)
 	}
 }
+
+// The spellings of a model people type become PROVIDER:NAME, or are
+// refused with what to type (issue 30).
+func TestNormalizeModel(t *testing.T) {
+	reg := llm.NewRegistry()
+	reg.Register(llm.ProviderInfo{Name: "openai"})
+	reg.Register(llm.ProviderInfo{Name: "anthropic"})
+	reg.Register(llm.ProviderInfo{Name: "sim", Local: true})
+	for in, want := range map[string]string{
+		"openai:gpt-4o":                 "openai:gpt-4o",
+		"openai/gpt-4o":                 "openai:gpt-4o",
+		" anthropic/claude-sonnet-4-5 ": "anthropic:claude-sonnet-4-5",
+		"openai/meta-llama/Llama-3":     "openai:meta-llama/Llama-3",
+		"openai:meta-llama/Llama-3":     "openai:meta-llama/Llama-3",
+		"sim":                           "sim",
+		"":                              "",
+	} {
+		if got, err := reg.Normalize(in); err != nil || got != want {
+			t.Errorf("Normalize(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"gpt-4o":            "did you mean openai:gpt-4o?",
+		"o1":                "did you mean openai:o1?",
+		"chatgpt-4o-latest": "did you mean openai:chatgpt-4o-latest?",
+		"claude-opus-4-1":   "did you mean anthropic:claude-opus-4-1?",
+		"mistral/small":     `"mistral" is not a provider`,
+		"llama3":            `unknown model provider "llama3"`,
+	} {
+		if _, err := reg.Normalize(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Normalize(%q): %v; want an error saying %q", in, err, want)
+		}
+	}
+	if got, err := reg.NormalizeList("openai/a, anthropic:b"); err != nil || got != "openai:a,anthropic:b" {
+		t.Errorf("NormalizeList: %q, %v", got, err)
+	}
+}

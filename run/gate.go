@@ -2,10 +2,13 @@ package run
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
+	"time"
 
 	"github.com/gavelhq/gavel/deploy"
+	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/server"
 )
 
@@ -20,9 +23,9 @@ type GateConfig struct {
 }
 
 // Gate asks the service for a verdict on a change as a CI gate does
-// (server.Client.Gate): a pass or fail verdict, a *server.StatusError for a
-// call the service calls wrong, a *server.NoVerdictError when there is no
-// verdict. Files that cannot be read are errors of their field.
+// (server.Client.Gate): a pass or fail verdict, an Invalid error for a call
+// the service calls wrong (400, 404, 409, 422), a *server.NoVerdictError
+// when there is no verdict. Files that cannot be read are errors of their field.
 func Gate(ctx context.Context, cl *server.Client, cfg GateConfig) (*server.JudgeResponse, error) {
 	req := cfg.Request
 	if req.Judge == "" || req.ChangeID == "" || cfg.Task == "" || cfg.Candidate == "" {
@@ -58,5 +61,37 @@ func Gate(ctx context.Context, cl *server.Client, cfg GateConfig) (*server.Judge
 		}
 	}
 	req.Inputs = in
-	return cl.Gate(ctx, &req)
+	resp, err := cl.Gate(ctx, &req)
+	var nv *server.NoVerdictError
+	if se := (*server.StatusError)(nil); errors.As(err, &se) && !errors.As(err, &nv) {
+		return nil, deploy.Errorf(deploy.Invalid, "%v", err) // the call is wrong: fix it
+	}
+	return resp, err
+}
+
+// OutcomeConfig is what a CI job reports of a judged change.
+type OutcomeConfig struct {
+	ChangeID, Status, Reason string
+	// At is when it happened, RFC 3339 (empty: now).
+	At string
+}
+
+// ReportOutcome tells the service what happened to a judged change.
+func ReportOutcome(ctx context.Context, cl *server.Client, cfg OutcomeConfig) (*server.OutcomeResponse, error) {
+	if cfg.ChangeID == "" || cfg.Status == "" {
+		return nil, deploy.Errorf(deploy.Invalid, "--change-id and --status are required")
+	}
+	st, err := record.ParseStatus(cfg.Status)
+	if err != nil {
+		return nil, deploy.FieldErrorf("status", "%v", err)
+	}
+	req := &server.OutcomeRequest{ChangeID: cfg.ChangeID, Status: st, Reason: cfg.Reason}
+	if cfg.At != "" {
+		t, err := time.Parse(time.RFC3339, cfg.At)
+		if err != nil {
+			return nil, deploy.FieldErrorf("at", "%q: want RFC 3339, e.g. 2026-12-01T10:00:00Z", cfg.At)
+		}
+		req.At = &t
+	}
+	return cl.Outcome(ctx, req)
 }

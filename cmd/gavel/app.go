@@ -57,16 +57,15 @@ type gateError struct{ err error }
 func (e gateError) Error() string { return e.err.Error() }
 func (e gateError) Unwrap() error { return e.err }
 
-// noVerdictExit is a gate left without a verdict (exit code 4);
-// passedAnyway is one that --on-no-verdict pass lets through (exit 0,
-// with a warning).
-type noVerdictExit struct{ err error }
-type passedAnyway struct{ err error }
+// noVerdictExit is a gate left without a verdict: exit code 4, or 0 (with
+// a warning) when --on-no-verdict pass lets it through.
+type noVerdictExit struct {
+	err  error
+	pass bool
+}
 
 func (e noVerdictExit) Error() string { return e.err.Error() }
 func (e noVerdictExit) Unwrap() error { return e.err }
-func (e passedAnyway) Error() string  { return e.err.Error() }
-func (e passedAnyway) Unwrap() error  { return e.err }
 
 // usageError marks an error in how gavel was called (exit code 2).
 type usageError struct{ err error }
@@ -95,6 +94,26 @@ func (a *app) reportWritten(path string) {
 	if path != "" && path != "-" {
 		fmt.Fprintf(a.stderr, "report written to %s\n", path)
 	}
+}
+
+// normalizeModels writes every model flag (--model, --*-model,
+// --generator; a comma-separated panel element by element) as
+// PROVIDER:NAME, or refuses it with the provider that serves it.
+func normalizeModels(cmd *cobra.Command) error {
+	var err error
+	reg := registry()
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if err != nil || f.Value.Type() != "string" || (f.Name != "model" && f.Name != "generator" && !strings.HasSuffix(f.Name, "-model")) {
+			return
+		}
+		v, nerr := reg.NormalizeList(f.Value.String())
+		if nerr != nil {
+			err = usagef("--%s: %v", f.Name, nerr)
+		} else if v != f.Value.String() {
+			f.Value.Set(v)
+		}
+	})
+	return err
 }
 
 // nearestFlag is the command's flag closest to a mistyped one (at most two
@@ -135,9 +154,8 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	var ue usageError
 	var se stoppedError
 	var nv noVerdictExit
-	var pa passedAnyway
 	switch {
-	case errors.As(err, &pa):
+	case errors.As(err, &nv) && nv.pass:
 		code = exitOK
 		fmt.Fprintf(stderr, "gavel: warning: %v; passing, as --on-no-verdict pass says\n", err)
 	case errors.As(err, &nv):
@@ -189,6 +207,9 @@ func (a *app) rootCmd() *cobra.Command {
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		a.log.ctx, a.log.command, a.log.start = cmd.Context(), strings.TrimPrefix(cmd.CommandPath(), "gavel "), time.Now()
 		bexec.AllowUnisolated(*unisolated)
+		if err := normalizeModels(cmd); err != nil {
+			return err
+		}
 		fl := cmd.Flags().Lookup("report")
 		if fl == nil || fl.Value.String() == "" || fl.Value.String() == "-" {
 			return nil

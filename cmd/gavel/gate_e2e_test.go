@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gavelhq/gavel/llm/llmtest"
 )
 
 // The gate's exit codes are a contract CI scripts rely on (issue 30): 0
@@ -78,5 +80,31 @@ func TestGateExitCodes(t *testing.T) {
 		if r.code != c.code || !strings.Contains(r.stdout+r.stderr, c.says) {
 			t.Errorf("%s: exit %d, want %d saying %q\nstdout: %s\nstderr: %s", c.name, r.code, c.code, c.says, r.stdout, r.stderr)
 		}
+	}
+}
+
+// Inspect's provider/name spelling is the same model as provider:name: one
+// cache entry, one call (issue 30).
+func TestSlashModelNamesShareTheCache(t *testing.T) {
+	srv := llmtest.NewOpenAI()
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "gavel.db")
+	ask := func(model string) result {
+		c := exec.Command(gavelBin, "--db", db, "ask", "--model", model, "--base-url", srv.URL+"/v1", "--json", "hello")
+		c.Env = append(os.Environ(), "GAVEL_DB=", "OPENAI_API_KEY=k")
+		return runCmd(t, c)
+	}
+	first, second := ask("openai/m"), ask("openai:m")
+	if first.code != 0 || second.code != 0 {
+		t.Fatalf("exit %d, %d: %s %s", first.code, second.code, first.stderr, second.stderr)
+	}
+	var a, b struct {
+		Model  string `json:"model"`
+		Cached bool   `json:"cached"`
+	}
+	decodeJSON(t, first.stdout, &a)
+	decodeJSON(t, second.stdout, &b)
+	if a.Model != "openai:m" || b.Model != "openai:m" || a.Cached || !b.Cached || srv.Count() != 1 {
+		t.Fatalf("first %+v, second %+v, %d calls: want both openai:m, the second cached, one call", a, b, srv.Count())
 	}
 }

@@ -330,7 +330,11 @@ func TestFirstUseMessages(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"ask", "--model", "openai/gpt-4o", "hi"}, `did you mean "openai:gpt-4o"`},
+		{[]string{"ask", "--model", "gpt-4o", "hi"}, "did you mean openai:gpt-4o?"},
+		{[]string{"ask", "--model", "o3-mini", "hi"}, "did you mean openai:o3-mini?"},
+		{[]string{"ask", "--model", "claude-sonnet-4-5", "hi"}, "did you mean anthropic:claude-sonnet-4-5?"},
+		{[]string{"ask", "--model", "meta-llama/Llama-3.1-8B", "hi"}, "is openai:meta-llama/Llama-3.1-8B"},
+		{[]string{"calibrate", "--model", "sim", "--teacher-model", "sim,gpt-4o", "--split", "main"}, "--teacher-model: model \"gpt-4o\" names no provider"},
 		{[]string{"eval", "--judg", "passfail"}, "did you mean --judge?"},
 		{[]string{"eval", "--judge", "rubric5", "--split", "main:test", "--model", "sim", "--threshold", "6"}, "rubric5 has 5 checks"},
 		{[]string{"judge", "--judge", "passfail", "--split", "main", "--model", "sim"}, "say which part to judge, e.g. main:test"},

@@ -280,21 +280,16 @@ func (a *app) gateCmd() *cobra.Command {
 		Short: "CI gate: ask the service to judge a change; exit 0 when it passes, 1 when it fails, 4 without a verdict",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, err := c.client()
 			if onNoVerdict != "" && onNoVerdict != "fail" && onNoVerdict != "pass" {
 				return usagef("--on-no-verdict %q: want fail or pass", onNoVerdict)
-			}
-			cl, err := c.client()
-			if err != nil {
+			} else if err != nil {
 				return err
 			}
 			g.Stdin = a.stdin
 			resp, err := run.Gate(cmd.Context(), cl, g)
 			if nv := (*server.NoVerdictError)(nil); errors.As(err, &nv) {
 				return noVerdict(onNoVerdict, nv)
-			}
-			var se *server.StatusError
-			if errors.As(err, &se) {
-				return usageError{err} // the call is wrong: fix it
 			}
 			if err != nil {
 				return err
@@ -332,19 +327,15 @@ func (a *app) gateCmd() *cobra.Command {
 // noVerdict is a gate's exit without a verdict: 4, or as --on-no-verdict
 // maps it.
 func noVerdict(on string, err error) error {
-	switch on {
-	case "fail":
+	if on == "fail" {
 		return gateError{err}
-	case "pass":
-		return passedAnyway{err}
 	}
-	return noVerdictExit{err}
+	return noVerdictExit{err, on == "pass"}
 }
 
 func (a *app) reportOutcomeCmd() *cobra.Command {
 	var c clientFlags
-	var req server.OutcomeRequest
-	var status, at string
+	var o run.OutcomeConfig
 	cmd := &cobra.Command{
 		Use:   "report-outcome --server URL --change-id ID --status landed|abandoned|passed|failed|draft",
 		Short: "Tell the service what happened to a judged change (it becomes a record for later calibrations)",
@@ -354,27 +345,9 @@ func (a *app) reportOutcomeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if req.ChangeID == "" || status == "" {
-				return usagef("--change-id and --status are required")
-			}
-			st, err := record.ParseStatus(status)
-			if err != nil {
-				return usagef("--status: %v", err)
-			}
-			req.Status = st
-			if at != "" {
-				t, err := time.Parse(time.RFC3339, at)
-				if err != nil {
-					return usagef("--at %q: want RFC 3339, e.g. 2026-12-01T10:00:00Z", at)
-				}
-				req.At = &t
-			}
-			resp, err := cl.Outcome(cmd.Context(), &req)
-			if err != nil {
-				return err
-			}
-			if a.json {
-				return a.writeJSON(resp)
+			resp, err := run.ReportOutcome(cmd.Context(), cl, o)
+			if err != nil || a.json {
+				return errOr(err, func() error { return a.writeJSON(resp) })
 			}
 			what := "recorded"
 			if !resp.Created {
@@ -386,11 +359,19 @@ func (a *app) reportOutcomeCmd() *cobra.Command {
 	}
 	c.register(cmd.Flags())
 	fl := cmd.Flags()
-	fl.StringVar(&req.ChangeID, "change-id", "", "the change's id, as given to 'gavel gate'")
-	fl.StringVar(&status, "status", "", "landed, abandoned, passed, failed or draft")
-	fl.StringVar(&req.Reason, "reason", "", "why, e.g. the comment that closed the change")
-	fl.StringVar(&at, "at", "", "when it happened (RFC 3339; default now)")
+	fl.StringVar(&o.ChangeID, "change-id", "", "the change's id, as given to 'gavel gate'")
+	fl.StringVar(&o.Status, "status", "", "landed, abandoned, passed, failed or draft")
+	fl.StringVar(&o.Reason, "reason", "", "why, e.g. the comment that closed the change")
+	fl.StringVar(&o.At, "at", "", "when it happened (RFC 3339; default now)")
 	return cmd
+}
+
+// errOr is err, or what fn returns when err is nil.
+func errOr(err error, fn func() error) error {
+	if err != nil {
+		return err
+	}
+	return fn()
 }
 
 // liveDrift prints the drift monitor's state (gavel drift --live).
