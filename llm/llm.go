@@ -230,9 +230,9 @@ func (r *Registry) Normalize(model string) (string, error) {
 }
 
 // NormalizeList normalizes a comma-separated list of models (a teacher
-// panel) element by element.
+// panel) model by model, split as SplitModels splits it.
 func (r *Registry) NormalizeList(models string) (string, error) {
-	parts := strings.Split(models, ",")
+	parts := SplitModels(models)
 	for i, p := range parts {
 		var err error
 		if parts[i], err = r.Normalize(p); err != nil {
@@ -240,6 +240,45 @@ func (r *Registry) NormalizeList(models string) (string, error) {
 		}
 	}
 	return strings.Join(parts, ","), nil
+}
+
+// SplitModels splits a comma-separated list of models. A model starts
+// with its provider ("openai:", "anthropic/", "sim:") or is the bare
+// "sim"; a comma followed by anything else belongs to the model before
+// it, as the simulated model's parameters do
+// ("sim:teacher-error=0.2,sycophant=0.8").
+func SplitModels(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if len(out) == 0 || startsModel(part) {
+			out = append(out, part)
+			continue
+		}
+		out[len(out)-1] += "," + part
+	}
+	return out
+}
+
+// startsModel reports whether s begins with a provider name and a colon
+// or slash before any '='.
+func startsModel(s string) bool {
+	sep := strings.IndexAny(s, ":/")
+	if sep <= 0 {
+		return s == "sim"
+	}
+	if eq := strings.IndexByte(s, '='); eq >= 0 && eq < sep {
+		return false
+	}
+	for _, c := range s[:sep] {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseModel splits "provider:name". A bare word is a provider with an

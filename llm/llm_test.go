@@ -295,4 +295,18 @@ func TestNormalizeModel(t *testing.T) {
 	if got, err := reg.NormalizeList("openai/a, anthropic:b"); err != nil || got != "openai:a,anthropic:b" {
 		t.Errorf("NormalizeList: %q, %v", got, err)
 	}
+	// A simulated model's parameters follow it after commas: they stay
+	// with it, a panel's next model starts at its provider.
+	for in, want := range map[string]string{
+		"sim:family=a,sim:family=b,teacher-error=0.05,sim:family=c,sycophant=0.6": "sim:family=a,sim:family=b,teacher-error=0.05,sim:family=c,sycophant=0.6",
+		"sim:teacher-error=0.2,consistent,openai/gpt-4o":                          "sim:teacher-error=0.2,consistent,openai:gpt-4o",
+		"sim,anthropic/claude-x":                                                  "sim,anthropic:claude-x",
+	} {
+		if got, err := reg.NormalizeList(in); err != nil || got != want {
+			t.Errorf("NormalizeList(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if got := llm.SplitModels("sim:family=b,teacher-error=0.05,openai/x"); len(got) != 2 || got[0] != "sim:family=b,teacher-error=0.05" || got[1] != "openai/x" {
+		t.Errorf("SplitModels: %q", got)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 )
@@ -58,43 +59,8 @@ func (q Quorum) String() string {
 	return q.Rule
 }
 
-// ParseModels splits a --teacher-model value into models. A model starts
-// with its provider ("openai:", "anthropic:", "sim:"); a comma followed by
-// anything else belongs to the model before it, as the simulated model's
-// parameters do ("sim:teacher-error=0.2,sycophant=0.8").
-func ParseModels(s string) []string {
-	var out []string
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		if len(out) == 0 || startsModel(part) {
-			out = append(out, part)
-			continue
-		}
-		out[len(out)-1] += "," + part
-	}
-	return out
-}
-
-// startsModel reports whether s begins with a provider name and a colon
-// before any '='.
-func startsModel(s string) bool {
-	colon := strings.IndexByte(s, ':')
-	if colon <= 0 {
-		return s == "sim"
-	}
-	if eq := strings.IndexByte(s, '='); eq >= 0 && eq < colon {
-		return false
-	}
-	for _, c := range s[:colon] {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
+// ParseModels splits a --teacher-model value into models (llm.SplitModels).
+func ParseModels(s string) []string { return llm.SplitModels(s) }
 
 // Member is one teacher of a panel with its decisions.
 type Member struct {
