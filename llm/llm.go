@@ -206,6 +206,13 @@ func (r *Registry) Info(name string) (ProviderInfo, error) {
 // hold the normalized form, so both spellings share them.
 func (r *Registry) Normalize(model string) (string, error) {
 	m := strings.TrimSpace(model)
+	if slash, colon := strings.IndexByte(m, '/'), strings.IndexByte(m, ':'); slash > 0 && colon > slash {
+		// bedrock/us.anthropic.claude-...-v1:0: a model ID with a colon
+		// of its own, written with the slash.
+		if _, known := r.infos[m[:slash]]; known {
+			return m[:slash] + ":" + m[slash+1:], nil
+		}
+	}
 	if m == "" || strings.Contains(m, ":") {
 		return m, nil
 	}
@@ -219,14 +226,24 @@ func (r *Registry) Normalize(model string) (string, error) {
 	if _, known := r.infos[m]; known {
 		return m, nil
 	}
+	if err := noProvider(m); err != nil {
+		return "", err
+	}
+	return "", fmt.Errorf("unknown model provider %q (known: %s); models are PROVIDER:NAME, e.g. openai:gpt-4o", m, strings.Join(r.Names(), ", "))
+}
+
+// noProvider is the error of a bare model name whose provider is plain
+// from it (gpt-*, o1-o4*, chatgpt-* -> openai; claude-* -> anthropic), or
+// nil.
+func noProvider(m string) error {
 	lower := strings.ToLower(m)
 	switch {
 	case strings.HasPrefix(lower, "gpt-"), strings.HasPrefix(lower, "chatgpt-"), len(lower) > 1 && lower[0] == 'o' && lower[1] >= '1' && lower[1] <= '9':
-		return "", fmt.Errorf("model %q names no provider: did you mean openai:%s? (models are PROVIDER:NAME)", model, m)
+		return fmt.Errorf("model %q names no provider: did you mean openai:%s? (models are PROVIDER:NAME)", m, m)
 	case strings.HasPrefix(lower, "claude-"):
-		return "", fmt.Errorf("model %q names no provider: did you mean anthropic:%s? (models are PROVIDER:NAME)", model, m)
+		return fmt.Errorf("model %q names no provider: did you mean anthropic:%s? (models are PROVIDER:NAME)", m, m)
 	}
-	return "", fmt.Errorf("unknown model provider %q (known: %s); models are PROVIDER:NAME, e.g. openai:gpt-4o", m, strings.Join(r.Names(), ", "))
+	return nil
 }
 
 // NormalizeList normalizes a comma-separated list of models (a teacher
@@ -234,6 +251,15 @@ func (r *Registry) Normalize(model string) (string, error) {
 func (r *Registry) NormalizeList(models string) (string, error) {
 	parts := SplitModels(models)
 	for i, p := range parts {
+		// A bare model name after a comma joins the model before it as
+		// a parameter would: name it.
+		for _, param := range strings.Split(p, ",")[1:] {
+			if !strings.Contains(param, "=") {
+				if err := noProvider(strings.TrimSpace(param)); err != nil {
+					return "", err
+				}
+			}
+		}
 		var err error
 		if parts[i], err = r.Normalize(p); err != nil {
 			return "", err
@@ -285,7 +311,7 @@ func startsModel(s string) bool {
 // empty model name (e.g. "sim"). "provider/name" is split the same way
 // (Registry.Normalize says which spellings a command accepts).
 func ParseModel(model string) (provider, name string, err error) {
-	if m := strings.TrimSpace(model); !strings.Contains(m, ":") && strings.Contains(m, "/") {
+	if m := strings.TrimSpace(model); strings.Contains(m, "/") && (!strings.Contains(m, ":") || strings.IndexByte(m, '/') < strings.IndexByte(m, ':')) {
 		p, name, _ := strings.Cut(m, "/")
 		return p, name, nil
 	}

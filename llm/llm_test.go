@@ -267,7 +267,10 @@ func TestNormalizeModel(t *testing.T) {
 	reg.Register(llm.ProviderInfo{Name: "openai"})
 	reg.Register(llm.ProviderInfo{Name: "anthropic"})
 	reg.Register(llm.ProviderInfo{Name: "sim", Local: true})
+	reg.Register(llm.ProviderInfo{Name: "bedrock"})
 	for in, want := range map[string]string{
+		"bedrock/us.anthropic.claude-sonnet-4-5-v1:0": "bedrock:us.anthropic.claude-sonnet-4-5-v1:0",
+		"bedrock:us.anthropic.claude-sonnet-4-5-v1:0": "bedrock:us.anthropic.claude-sonnet-4-5-v1:0",
 		"openai:gpt-4o":                 "openai:gpt-4o",
 		"openai/gpt-4o":                 "openai:gpt-4o",
 		" anthropic/claude-sonnet-4-5 ": "anthropic:claude-sonnet-4-5",
@@ -305,6 +308,9 @@ func TestNormalizeModel(t *testing.T) {
 		if got, err := reg.NormalizeList(in); err != nil || got != want {
 			t.Errorf("NormalizeList(%q) = %q, %v; want %q", in, got, err, want)
 		}
+	}
+	if _, err := reg.NormalizeList("sim:consistent,gpt-4o"); err == nil || !strings.Contains(err.Error(), "did you mean openai:gpt-4o?") {
+		t.Errorf("a bare name in a panel: %v", err)
 	}
 	if got := llm.SplitModels("sim:family=b,teacher-error=0.05,openai/x"); len(got) != 2 || got[0] != "sim:family=b,teacher-error=0.05" || got[1] != "openai/x" {
 		t.Errorf("SplitModels: %q", got)

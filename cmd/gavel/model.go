@@ -21,8 +21,9 @@ import (
 // registry lists the model providers gavel knows.
 func registry() *llm.Registry {
 	r := llm.NewRegistry()
-	r.Register(openai.Info)
-	r.Register(anthropic.Info)
+	for _, info := range []llm.ProviderInfo{openai.Info, openai.AzureInfo, anthropic.Info, anthropic.BedrockInfo, anthropic.VertexInfo} {
+		r.Register(info)
+	}
 	r.Register(sim.Info)
 	return r
 }
@@ -49,7 +50,7 @@ type modelFlags struct {
 // through withModel, which also runs them through the rounds driver).
 func (m *modelFlags) register(fl *pflag.FlagSet, use modelUse) {
 	m.queueMode = use.queue
-	modelUsage := "model as PROVIDER:NAME: openai:NAME (any OpenAI-compatible server), anthropic:NAME, or sim (the simulated model); required (env GAVEL_MODEL)"
+	modelUsage := "model as PROVIDER:NAME: openai:NAME (any OpenAI-compatible server), anthropic:NAME, azure:DEPLOYMENT, bedrock:MODEL-ID, vertex:MODEL, or sim (the simulated model); required (env GAVEL_MODEL)"
 	model := os.Getenv("GAVEL_MODEL")
 	if use.modelUsage != "" {
 		modelUsage = use.modelUsage

@@ -37,6 +37,9 @@ var Info = llm.ProviderInfo{
 // Provider calls the Messages API.
 type Provider struct {
 	client sdk.Client
+	// name is the provider's registered name in its errors ("anthropic"
+	// when empty; "bedrock", "vertex").
+	name string
 }
 
 var _ llm.Provider = (*Provider)(nil)
@@ -58,6 +61,9 @@ func (p *Provider) Complete(ctx context.Context, name string, req *llm.Request) 
 	msg, err := p.client.Messages.New(ctx, params, capture)
 	if err != nil {
 		if a := toAPIError(err, seen.Status, seen.Header); a != nil {
+			if p.name != "" {
+				a.Provider = p.name
+			}
 			return nil, a
 		}
 		return nil, err

@@ -81,6 +81,8 @@ type Server struct {
 	// with a 400 that names the parameter, like servers without structured
 	// output.
 	RejectSchema bool
+	// Cloud, on the Azure, Bedrock and Vertex fakes, is what they require.
+	Cloud *Cloud
 
 	mu    sync.Mutex
 	calls []*Call
@@ -291,6 +293,9 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 400, OpenAIError(400, "invalid_request_error", "We could not parse the JSON body of your request.", ""))
 		return
 	}
+	if m := r.PathValue("model"); m != "" {
+		req.Model = m // Azure: the deployment in the path answers
+	}
 	c := &Call{Body: body, Model: req.Model, Messages: len(req.Messages), Header: r.Header.Clone()}
 	for _, m := range req.Messages {
 		switch m.Role {
@@ -364,6 +369,9 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		writeJSON(w, 400, AnthropicError("invalid_request_error", "invalid JSON body"))
 		return
+	}
+	if m := r.PathValue("model"); m != "" {
+		req.Model = m // Bedrock and Vertex: the model is in the path
 	}
 	if req.MaxTokens <= 0 {
 		writeJSON(w, 400, AnthropicError("invalid_request_error", "max_tokens: Field required"))

@@ -43,6 +43,9 @@ var Info = llm.ProviderInfo{
 // Provider calls one OpenAI-compatible server.
 type Provider struct {
 	client sdk.Client
+	// name is the provider's registered name in its errors ("openai" when
+	// empty; "azure").
+	name   string
 	quirks sync.Map // model name -> *quirks
 }
 
@@ -96,6 +99,9 @@ func (p *Provider) Complete(ctx context.Context, name string, req *llm.Request) 
 		cc, err := p.client.Chat.Completions.New(ctx, params, capture)
 		if err != nil {
 			apiErr := toAPIError(err, seen.Status, seen.Header)
+			if apiErr != nil && p.name != "" {
+				apiErr.Provider = p.name
+			}
 			if apiErr != nil && learn(q, sent, apiErr) {
 				continue
 			}
