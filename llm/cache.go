@@ -81,7 +81,10 @@ type Entry struct {
 
 // CacheStats summarises a cache.
 type CacheStats struct {
-	Entries int   `json:"entries"`
+	Entries int `json:"entries"`
+	// Invalid counts the stored answers that did not match their schema
+	// (gavel cache clear --invalid removes them).
+	Invalid int   `json:"invalid"`
 	Pending int   `json:"pending"`
 	Hits    int64 `json:"hits"`
 	// Tokens and cost of the stored answers, as first paid for.
@@ -97,9 +100,50 @@ type CacheStats struct {
 type ModelStats struct {
 	Model        string  `json:"model"`
 	Entries      int     `json:"entries"`
+	Invalid      int     `json:"invalid"`
+	Pending      int     `json:"pending"`
 	Hits         int64   `json:"hits"`
 	InputTokens  int64   `json:"input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
 	Cost         float64 `json:"cost_usd"`
 	SavedCost    float64 `json:"saved_cost_usd"`
+}
+
+// CacheClear says which entries `gavel cache clear` removes: every entry,
+// or those that meet every condition given (the model's, those created
+// before Before, only unreadable answers).
+type CacheClear struct {
+	Model string
+	// Invalid keeps only answers that did not match their schema (after
+	// the repair call): a rerun asks for those again.
+	Invalid bool
+	Before  time.Time
+	// DryRun counts what would go and removes nothing.
+	DryRun bool
+}
+
+// CacheCleared is what a clear removed (or, dry, would remove).
+type CacheCleared struct {
+	DryRun bool `json:"dry_run"`
+	// Answers counts stored answers, Invalid those of them that were
+	// unreadable, Pending requests waiting for a batch.
+	Answers int            `json:"answers"`
+	Invalid int            `json:"invalid"`
+	Pending int            `json:"pending"`
+	ByModel []ClearedModel `json:"by_model"`
+}
+
+// ClearedModel is one model's line in CacheCleared.
+type ClearedModel struct {
+	Model   string `json:"model"`
+	Answers int    `json:"answers"`
+	Invalid int    `json:"invalid"`
+	Pending int    `json:"pending"`
+}
+
+// Clearer is a cache whose entries can be removed: nothing else in the
+// store (records, verdicts) refers to them, so a removed answer is asked
+// for again the next time it is needed.
+type Clearer interface {
+	Clear(ctx context.Context, c CacheClear) (*CacheCleared, error)
 }

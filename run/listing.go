@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -102,14 +103,64 @@ type CacheStatsResult struct {
 func (r *CacheStatsResult) WriteText(w io.Writer) error {
 	p := &printer{w: w}
 	tw := p.table(true)
-	fmt.Fprintln(tw, "model\tanswers\thits\tinput tokens\toutput tokens\tcost $\tsaved $\t")
+	fmt.Fprintln(tw, "model\tanswers\tunreadable\tpending\thits\tinput tokens\toutput tokens\tcost $\tsaved $\t")
 	for _, m := range r.ByModel {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t\n", m.Model, m.Entries, m.Hits, m.InputTokens, m.OutputTokens, m.Cost, m.SavedCost)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t\n", m.Model, m.Entries, m.Invalid, m.Pending, m.Hits, m.InputTokens, m.OutputTokens, m.Cost, m.SavedCost)
 	}
-	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t\n", r.Entries, r.Hits, r.InputTokens, r.OutputTokens, r.Cost, r.SavedCost)
+	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t\n", r.Entries, r.Invalid, r.Pending, r.Hits, r.InputTokens, r.OutputTokens, r.Cost, r.SavedCost)
 	p.flush(tw)
 	if r.Pending > 0 {
 		p.f("%d request(s) pending: gavel batch export --pending\n", r.Pending)
+	}
+	return p.err
+}
+
+// CacheClearResult is what `gavel cache clear` removed (or would remove).
+type CacheClearResult struct {
+	ResultVersion int `json:"result_version"`
+	*llm.CacheCleared
+}
+
+// ClearCache clears the cache's entries that meet every condition given:
+// c's, the model's (normalized by the caller) and before's (a date,
+// 2026-11-30, or an RFC 3339 time).
+func ClearCache(ctx context.Context, cache llm.Cache, c llm.CacheClear, model, before string) (*CacheClearResult, error) {
+	cl, ok := cache.(llm.Clearer)
+	if !ok {
+		return nil, errors.New("this store's cache cannot be cleared")
+	}
+	c.Model = model
+	if before != "" {
+		t, err := time.Parse(time.DateOnly, before)
+		if err != nil {
+			if t, err = time.Parse(time.RFC3339, before); err != nil {
+				return nil, deploy.FieldErrorf("before", "%q: want a date (2026-11-30) or an RFC 3339 time (2026-11-30T12:00:00Z)", before)
+			}
+		}
+		c.Before = t
+	}
+	res, err := cl.Clear(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return &CacheClearResult{ResultVersion: ResultVersion, CacheCleared: res}, nil
+}
+
+// WriteText says what went, by model.
+func (r *CacheClearResult) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	verb := "removed"
+	if r.DryRun {
+		verb = "would remove (dry run)"
+	}
+	p.f("%s %d answer(s), %d of them unreadable, and %d pending request(s); records and verdicts are untouched\n", verb, r.Answers, r.Invalid, r.Pending)
+	if len(r.ByModel) > 0 {
+		tw := p.table(true)
+		fmt.Fprintln(tw, "model\tanswers\tunreadable\tpending\t")
+		for _, m := range r.ByModel {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t\n", m.Model, m.Answers, m.Invalid, m.Pending)
+		}
+		p.flush(tw)
 	}
 	return p.err
 }

@@ -29,6 +29,7 @@ var suite = []struct {
 	{"Claims", testClaims},
 	{"ClaimsOfDeadProcesses", testClaimsOfDeadProcesses},
 	{"AnswerReleasesItsClaim", testAnswerReleasesItsClaim},
+	{"CacheClear", testCacheClear},
 	{"SharedRequestsSentOnce", testSharedRequestsSentOnce},
 	{"ConcurrentOpensOfANewStore", testConcurrentOpensOfANewStore},
 	{"LongImportLosesNoCacheWrite", testLongImportLosesNoCacheWrite},

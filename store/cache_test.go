@@ -324,3 +324,68 @@ func testAnswerReleasesItsClaim(t *testing.T) {
 		t.Fatalf("the owner's claim was kept: %v, %d claims", err, claims())
 	}
 }
+
+// Clear removes the entries that meet every condition given, with their
+// hit counts, in one transaction; a dry run counts the same and removes
+// nothing; an answer whose text only mentions "invalid":true is readable
+// and stays.
+func testCacheClear(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	c := db.Cache()
+	req := &llm.Request{Messages: []llm.Message{{Role: llm.User, Content: "hi"}}}
+	old := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	put := func(key, model string, resp *llm.Response, at time.Time) {
+		t.Helper()
+		db.Now = func() time.Time { return at }
+		e := &llm.Entry{Key: key, Provider: "openai", Model: model, Request: req, Response: resp}
+		var err error
+		if resp == nil {
+			err = c.AddPending(ctx, e)
+		} else {
+			err = c.Put(ctx, e)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	bad := &llm.Response{Text: "I think it is fine.", Invalid: true, ParseError: "not JSON"}
+	put("a-ok", "openai:a", &llm.Response{Text: `{"verdict":"pass","note":"\"invalid\":true"}`, JSON: []byte(`{"verdict":"pass","invalid":true}`)}, now)
+	put("a-bad", "openai:a", bad, now)
+	put("a-bad-old", "openai:a", bad, old)
+	put("b-bad", "openai:b", bad, now)
+	put("b-pending", "openai:b", nil, now)
+	c.RecordHit(ctx, "a-bad")
+	s, err := c.Stats(ctx)
+	if err != nil || s.Entries != 4 || s.Invalid != 3 || s.Pending != 1 || s.ByModel[0].Invalid != 2 || s.ByModel[1].Invalid != 1 {
+		t.Fatalf("stats %+v, %v", s, err)
+	}
+	cl := c.(llm.Clearer)
+	for _, tc := range []struct {
+		clear                     llm.CacheClear
+		answers, invalid, pending int
+	}{
+		{llm.CacheClear{Invalid: true, DryRun: true}, 3, 3, 0},
+		{llm.CacheClear{Invalid: true, Model: "openai:a", Before: now.Add(-time.Hour), DryRun: true}, 1, 1, 0},
+		{llm.CacheClear{Model: "openai:b", DryRun: true}, 1, 1, 1},
+		{llm.CacheClear{Invalid: true, Model: "openai:a"}, 2, 2, 0},
+		{llm.CacheClear{Invalid: true}, 1, 1, 0},
+		{llm.CacheClear{Invalid: true}, 0, 0, 0},
+	} {
+		got, err := cl.Clear(ctx, tc.clear)
+		if err != nil || got.Answers != tc.answers || got.Invalid != tc.invalid || got.Pending != tc.pending || got.DryRun != tc.clear.DryRun {
+			t.Fatalf("Clear(%+v) = %+v, %v; want %d answers, %d invalid, %d pending", tc.clear, got, err, tc.answers, tc.invalid, tc.pending)
+		}
+	}
+	s, err = c.Stats(ctx)
+	if err != nil || s.Entries != 1 || s.Invalid != 0 || s.Pending != 1 || s.Hits != 0 {
+		t.Fatalf("stats after clearing %+v, %v", s, err)
+	}
+	if e, _ := c.Get(ctx, "a-ok"); e == nil || e.Response == nil {
+		t.Fatal("a readable answer was removed")
+	}
+	if got, err := cl.Clear(ctx, llm.CacheClear{}); err != nil || got.Answers != 1 || got.Pending != 1 {
+		t.Fatalf("clear all: %+v, %v", got, err)
+	}
+}

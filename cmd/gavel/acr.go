@@ -193,7 +193,7 @@ func (a *app) acrRound(cmd *cobra.Command, o *acrRoundFlags) error {
 	err = s.Round.Run(cmd.Context())
 	done()
 	if err != nil {
-		return stopped(err, s.Client.Stats().Pending)
+		return run.Stopped(err, s.Client.Stats().Pending)
 	}
 	simulated := o.f.simulated()
 	stats, err := run.WriteRound(s.Round, run.ACRFiles{Output: o.out, Lineage: o.lineage, Next: o.next}, simulated, a.writeFile)
@@ -306,7 +306,7 @@ func (a *app) acrCheck(cmd *cobra.Command, o *acrCheckFlags) error {
 	res, err := s.Round.Check(cmd.Context(), o.opt)
 	done()
 	if err != nil {
-		return stopped(err, s.Client.Stats().Pending)
+		return run.Stopped(err, s.Client.Stats().Pending)
 	}
 	simulated := o.f.simulated()
 	if err := a.writeACRReport(o.reportFile, &report.ACRReport{Title: "ACR judge check: " + o.f.cfg.JudgeModel, Simulated: simulated,

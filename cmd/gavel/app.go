@@ -142,9 +142,9 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err == nil {
 		return exitOK
 	}
-	if se := (stoppedError{}); !errors.As(err, &se) {
+	if se := (run.StopError{}); !errors.As(err, &se) {
 		// A provider that kept failing for reasons that pass: resumable.
-		err = stopped(err, 0)
+		err = run.Stopped(err, 0)
 	}
 	err = cliWording(err)
 	if errors.Is(err, llm.ErrNoPrice) {
@@ -152,7 +152,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	code := exitFailed
 	var ue usageError
-	var se stoppedError
+	var se run.StopError
 	var nv noVerdictExit
 	switch {
 	case errors.As(err, &nv) && nv.pass:
@@ -178,8 +178,8 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if ge := (gateError{}); (a.json || slices.Contains(args, "--json")) && !errors.As(err, &ge) {
 		out := map[string]any{"error": err.Error(), "exit_code": code}
 		if code == exitPending {
-			out["stopped"] = se.why
-			out["pending"] = se.pending
+			out["stopped"] = se.Why
+			out["pending"] = se.Pending
 		}
 		b, _ := json.Marshal(out)
 		fmt.Fprintf(stdout, "%s\n", b)

@@ -77,7 +77,7 @@ func (a *app) ask(cmd *cobra.Command, prompt string, f *askFlags, hasTemp, hasSe
 	}
 	res, err := run.Ask(ctx, svc, cfg)
 	if err != nil {
-		return stopped(err, svc.Stats().Pending)
+		return run.Stopped(err, svc.Stats().Pending)
 	}
 	if err := a.output(res); err != nil {
 		return err

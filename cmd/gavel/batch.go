@@ -44,7 +44,30 @@ func (a *app) cacheCmd() *cobra.Command {
 			return a.output(&run.CacheStatsResult{ResultVersion: run.ResultVersion, CacheStats: s})
 		}),
 	}
-	cmd.AddCommand(stats)
+	cmd.AddCommand(stats, a.cacheClearCmd())
+	return cmd
+}
+
+func (a *app) cacheClearCmd() *cobra.Command {
+	var f struct{ before, model string }
+	var c llm.CacheClear
+	cmd := &cobra.Command{
+		Use:   "clear [--model M] [--invalid] [--before DATE] [--dry-run]",
+		Short: "Remove cached answers (all, or those that meet every condition given) so they are asked for again; records and verdicts stay",
+		Args:  args(cobra.NoArgs),
+		RunE: a.withStore(func(cmd *cobra.Command, _ []string, db store.Store) error {
+			res, err := run.ClearCache(cmd.Context(), db.Cache(), c, f.model, f.before)
+			if err != nil {
+				return err
+			}
+			return a.output(res)
+		}),
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.model, "model", "", "only this model's answers (PROVIDER:NAME)")
+	fl.BoolVar(&c.Invalid, "invalid", false, "only the unreadable answers (those that did not match their schema, after the repair call)")
+	fl.StringVar(&f.before, "before", "", "only answers stored before this time (2026-11-30 or RFC 3339)")
+	fl.BoolVar(&c.DryRun, "dry-run", false, "count what would be removed, and remove nothing")
 	return cmd
 }
 

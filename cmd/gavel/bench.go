@@ -204,7 +204,7 @@ func (a *app) benchRun(cmd *cobra.Command, f *benchRunFlags) error {
 	}
 	res, err := run.BenchRun(cmd.Context(), env, cfg)
 	if err != nil {
-		return stopped(err, 0)
+		return run.Stopped(err, 0)
 	}
 	if res.Calls != nil {
 		a.printCalls(*res.Calls)

@@ -43,7 +43,7 @@ func (a *app) teachCmd() *cobra.Command {
 			}
 			res, err := run.Teach(ctx, a.env(db, svc), db, cfg)
 			if err != nil {
-				return stopped(err, svc.Stats().Pending)
+				return run.Stopped(err, svc.Stats().Pending)
 			}
 			a.printCalls(svc.Stats())
 			return a.output(res)
@@ -131,7 +131,7 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	}
 	out, err := run.Calibrate(ctx, a.env(db, svc), db, cfg, a.stageProgress)
 	if err != nil {
-		return stopped(err, svc.Stats().Pending)
+		return run.Stopped(err, svc.Stats().Pending)
 	}
 	if f.reportFile != "" {
 		if err := run.WriteCalibrationReports(out.Report, f.reportFile, a.writeFile); err != nil {
@@ -179,7 +179,7 @@ func (a *app) noiseCmd() *cobra.Command {
 			}
 			nr, err := refine.NoiseStudy(ctx, svc, s, teacherModel, rs, flip, seed, f.opts.Concurrency)
 			if err != nil {
-				return stopped(err, svc.Stats().Pending)
+				return run.Stopped(err, svc.Stats().Pending)
 			}
 			a.printCalls(svc.Stats())
 			return a.output(&run.NoiseResult{ResultVersion: run.ResultVersion, Noise: nr, Simulated: isSim(teacherModel), Calls: svc.Stats()})
@@ -258,7 +258,7 @@ func (a *app) drift(cmd *cobra.Command, o *driftFlags) error {
 	res, err := run.Drift(ctx, a.env(db, svc), run.DriftConfig{Versions: o.versions, Model: o.f.model, Records: rs, By: o.by,
 		Resamples: o.resamples, Concurrency: o.f.opts.Concurrency, Simulated: isSim(o.f.model)})
 	if err != nil {
-		return stopped(err, svc.Stats().Pending)
+		return run.Stopped(err, svc.Stats().Pending)
 	}
 	return a.output(res)
 }

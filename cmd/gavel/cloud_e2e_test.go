@@ -47,7 +47,9 @@ func TestCloudProvidersJudgeThroughTheirFakes(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			c.fake.Answer = func(*llmtest.Call) string { return `{"reasoning": "The change does what the task asks.", "verdict": "pass"}` }
+			c.fake.Answer = func(*llmtest.Call) string {
+				return `{"reasoning": "The change does what the task asks.", "verdict": "pass"}`
+			}
 			args := []string{"judge", "--judge", "passfail", "--split", "main:test", "--model", c.model, "--base-url", c.fake.URL, "--max-attempts", "1", "--json"}
 			for k, v := range c.wrongEnv {
 				t.Setenv(k, v)

@@ -126,7 +126,7 @@ func (a *app) judgeCmd() *cobra.Command {
 			}
 			sum, err := run.Judge(ctx, a.env(js.db, svc), run.JudgeConfig{Judge: s, Model: f.model, Records: rs, Concurrency: f.opts.Concurrency, Simulated: isSim(f.model)})
 			if err != nil {
-				return stopped(err, svc.Stats().Pending)
+				return run.Stopped(err, svc.Stats().Pending)
 			}
 			a.printCalls(sum.Calls)
 			return a.output(sum)
@@ -218,7 +218,7 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 	}
 	out, err := e.Run(ctx, a.env(db, svc))
 	if err != nil {
-		return stopped(err, svc.Stats().Pending)
+		return run.Stopped(err, svc.Stats().Pending)
 	}
 	if f.reportFile != "" {
 		if err := a.writeFile(f.reportFile, func(w io.Writer) error { return report.WriteEval(w, out.Report) }); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -155,41 +154,4 @@ func modelRouter(db store.Store, reg *llm.Registry, m modelFlags) *llm.Router {
 		mf.model, mf.baseURL = model, baseURL
 		return mf.service(db, reg)
 	}}
-}
-
-// stoppedError is a stop at a stage boundary with model calls pending,
-// the budget reached or a provider failing for reasons that pass: exit
-// code 3, and a rerun resumes.
-type stoppedError struct {
-	err error
-	// why is "pending", "budget" or "transient"; pending counts the model
-	// calls left pending.
-	why     string
-	pending int
-}
-
-func (e stoppedError) Error() string { return e.err.Error() }
-func (e stoppedError) Unwrap() error { return e.err }
-
-// Is makes a stop with calls pending llm.ErrPending, for the rounds driver.
-func (e stoppedError) Is(target error) bool { return target == llm.ErrPending && e.why == "pending" }
-
-// PendingCalls implements llm.PendingCounter.
-func (e stoppedError) PendingCalls() int { return e.pending }
-
-// stopped turns pending and budget errors into a stop with advice.
-func stopped(err error, pending int) error {
-	switch {
-	case errors.Is(err, llm.ErrPending):
-		if n, _ := llm.Pending(err); n > pending {
-			pending = n
-		}
-		return stoppedError{fmt.Errorf("%d model call(s) pending (offline). Next: gavel batch export --pending --format openai|anthropic -o requests.jsonl; "+
-			"run the batch; gavel batch import RESULTS.jsonl; then run this command again", max(pending, 1)), "pending", max(pending, 1)}
-	case errors.Is(err, llm.ErrBudget):
-		return stoppedError{fmt.Errorf("%w. Answers so far are cached: raise --max-cost and run again to resume", err), "budget", 0}
-	case errors.Is(err, llm.ErrTransient):
-		return stoppedError{fmt.Errorf("%w. Answers so far are cached: run again later to resume", err), "transient", 0}
-	}
-	return err
 }

@@ -1,11 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 
-	"github.com/google/renameio/v2"
+	"github.com/gavelhq/gavel/atomicfile"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -162,35 +161,10 @@ func (a *app) recordsExportCmd() *cobra.Command {
 	return cmd
 }
 
-// writeAtomic writes a file through a temporary file (renameio), put in
-// place only when fn succeeds, so a failed or interrupted write leaves no
-// partial file. The name "-" writes to stdout.
-func writeAtomic(name string, stdout io.Writer, fn func(io.Writer) error) error {
-	if name == "-" {
-		return writeBuffered(stdout, fn)
-	}
-	pf, err := renameio.NewPendingFile(name, renameio.WithPermissions(0o644))
-	if err != nil {
-		return err
-	}
-	defer pf.Cleanup() // after the rename it does nothing
-	if err := writeBuffered(pf, fn); err != nil {
-		return err
-	}
-	return pf.CloseAtomicallyReplace()
-}
-
-// writeFile is writeAtomic with the command's stdout for "-".
+// writeFile writes a file whole or not at all (atomicfile), "-" to the
+// command's stdout.
 func (a *app) writeFile(name string, fn func(io.Writer) error) error {
-	return writeAtomic(name, a.stdout, fn)
-}
-
-func writeBuffered(w io.Writer, fn func(io.Writer) error) error {
-	bw := bufio.NewWriter(w)
-	if err := fn(bw); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return atomicfile.Write(name, a.stdout, fn)
 }
 
 func (a *app) recordsOutcomesCmd() *cobra.Command {

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/run"
 )
 
 // queueMode says what --queue does for a command.
@@ -114,7 +115,7 @@ func (a *app) answerer(cmd *cobra.Command, m *modelFlags) (llm.Answerer, error) 
 				Log: func(line string) { fmt.Fprintln(a.stderr, line) }}
 			if err := ba.Answer(ctx, round, pending); err != nil {
 				if _, stop := llm.Pending(err); stop {
-					return stoppedError{err: err, why: "pending", pending: pending}
+					return run.StopError{Err: err, Why: "pending", Pending: pending}
 				}
 				return fmt.Errorf("--batch: %w", err)
 			}

@@ -210,7 +210,7 @@ func (a *app) promoteCmd() *cobra.Command {
 				err = fmt.Errorf("%w (--split NAME)", err)
 			}
 			if err != nil {
-				return stopped(err, svc.Stats().Pending)
+				return run.Stopped(err, svc.Stats().Pending)
 			}
 			fmt.Fprintf(a.stderr, "%s is now the active version of %s (%s by %s)\n", act.Version[:12], act.Judge, act.Action, act.Actor)
 			return nil

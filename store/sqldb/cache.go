@@ -376,6 +376,7 @@ func (c *cache) Stats(ctx context.Context) (*llm.CacheStats, error) {
 		if err := rows.Scan(&m.Model, &m.Entries, &pending, &m.Hits, &m.InputTokens, &m.OutputTokens, &m.Cost, &m.SavedCost); err != nil {
 			return nil, err
 		}
+		m.Pending = pending
 		s.Entries += m.Entries
 		s.Pending += pending
 		s.Hits += m.Hits
@@ -385,5 +386,9 @@ func (c *cache) Stats(ctx context.Context) (*llm.CacheStats, error) {
 		s.SavedCost += m.SavedCost
 		s.ByModel = append(s.ByModel, m)
 	}
-	return s, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	return s, c.countInvalid(ctx, s)
 }

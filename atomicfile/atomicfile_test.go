@@ -1,4 +1,4 @@
-package main
+package atomicfile
 
 import (
 	"errors"
@@ -10,14 +10,14 @@ import (
 
 // A failed write leaves nothing behind, an earlier file included; a
 // successful one replaces the file whole.
-func TestWriteAtomic(t *testing.T) {
+func TestWrite(t *testing.T) {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "out.jsonl")
 	if err := os.WriteFile(name, []byte("old\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
-	err := writeAtomic(name, io.Discard, func(w io.Writer) error {
+	err := Write(name, io.Discard, func(w io.Writer) error {
 		io.WriteString(w, "half")
 		return boom
 	})
@@ -27,7 +27,7 @@ func TestWriteAtomic(t *testing.T) {
 	if b, _ := os.ReadFile(name); string(b) != "old\n" {
 		t.Fatalf("after a failed write the file holds %q", b)
 	}
-	if err := writeAtomic(name, io.Discard, func(w io.Writer) error { _, err := io.WriteString(w, "new\n"); return err }); err != nil {
+	if err := Write(name, io.Discard, func(w io.Writer) error { _, err := io.WriteString(w, "new\n"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(name); string(b) != "new\n" {
