@@ -5,9 +5,11 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"text/template"
 
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
 )
@@ -95,4 +97,19 @@ func ParseCritique(resp *llm.Response) (string, string) {
 		return "", "the critique is empty"
 	}
 	return strings.TrimSpace(a.Critique), ""
+}
+
+// System is the generator's system message: the built-in one, none
+// (noSystem), or a file's.
+func System(noSystem bool, file string) (string, error) {
+	switch {
+	case noSystem && file != "":
+		return "", deploy.FieldErrorf("system-file", "--system-file and --no-system exclude each other")
+	case noSystem:
+		return "", nil
+	case file != "":
+		b, err := os.ReadFile(file)
+		return string(b), err
+	}
+	return GeneratorSystem(), nil
 }

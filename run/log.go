@@ -6,12 +6,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"time"
 
 	"github.com/gavelhq/gavel/bench"
 	"github.com/gavelhq/gavel/judge"
+	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/runlog"
 	"github.com/gavelhq/gavel/teacher"
@@ -217,4 +219,14 @@ func (r *BenchRunResult) RunLog() (*runlog.Run, []runlog.Record) {
 func jsonOf(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// WriteCalls writes a run's model calls in one line (a command's last
+// line on stderr), and a warning of usage no call can have.
+func WriteCalls(w io.Writer, st llm.RunStats) {
+	fmt.Fprintf(w, "model calls: %d requests, %d from the cache, %d sent (%d retries, %d repairs), %d shared with an identical request, %d input and %d output tokens, %s\n",
+		st.Requests, st.CacheHits, st.Sent, st.Retries, st.Repairs, st.Shared, st.Usage.InputTokens, st.Usage.OutputTokens, llm.Dollars(st.Cost))
+	if st.BadUsage > 0 {
+		fmt.Fprintf(w, "warning: %d answer(s) reported token usage no call can have (negative or over %d); they are kept but not costed\n", st.BadUsage, llm.MaxUsageTokens)
+	}
 }

@@ -112,7 +112,7 @@ func (a *app) acrSetup(ctx context.Context, f *acrFlags, progress func(stage str
 	if err != nil {
 		return nil, err
 	}
-	system, err := f.system()
+	system, err := acr.System(f.noSystem, f.systemFile)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func (a *app) acrRound(cmd *cobra.Command, o *acrRoundFlags) error {
 		return err
 	}
 	calls := s.Client.Stats()
-	a.printCalls(calls)
+	run.WriteCalls(a.stderr, calls)
 	return a.output(&run.ACRRoundResult{ResultVersion: run.ResultVersion, Round: o.f.cfg.Round, Output: o.out, Lineage: o.lineage,
 		Simulated: simulated, Stats: stats, Calls: calls, Seconds: time.Since(start).Seconds()})
 }
@@ -314,7 +314,7 @@ func (a *app) acrCheck(cmd *cobra.Command, o *acrCheckFlags) error {
 		return err
 	}
 	calls := s.Client.Stats()
-	a.printCalls(calls)
+	run.WriteCalls(a.stderr, calls)
 	if err := a.output(&run.ACRCheckResult{ResultVersion: run.ResultVersion, JudgeModel: o.f.cfg.JudgeModel, Pairwise: o.f.cfg.Pairwise,
 		Simulated: simulated, Check: res, Calls: calls}); err != nil {
 		return err
@@ -379,23 +379,4 @@ func (a *app) acrReportCmd() *cobra.Command {
 	cmd.Flags().StringArrayVar(&lineages, "lineage", nil, "a round's lineage file (repeat for several rounds)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the HTML report to write")
 	return cmd
-}
-
-// system is the generator's system message: the built-in one, none, or a
-// file's.
-func (f *acrFlags) system() (string, error) {
-	system := acr.GeneratorSystem()
-	switch {
-	case f.noSystem && f.systemFile != "":
-		return "", usagef("--system-file and --no-system exclude each other")
-	case f.noSystem:
-		system = ""
-	case f.systemFile != "":
-		b, err := os.ReadFile(f.systemFile)
-		if err != nil {
-			return "", err
-		}
-		system = string(b)
-	}
-	return system, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/project"
 	"github.com/gavelhq/gavel/run"
 	"github.com/gavelhq/gavel/store"
 )
@@ -39,8 +40,8 @@ const (
 // app holds what every command shares: global flags and the process's
 // streams.
 type app struct {
-	dbPath string
-	json   bool
+	dbPath, configPath string
+	json               bool
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -152,6 +153,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	code := exitFailed
 	var ue usageError
+	var pe project.UsageError
 	var se run.StopError
 	var nv noVerdictExit
 	switch {
@@ -161,7 +163,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	case errors.As(err, &nv):
 		code = exitNoVerdict
 		fmt.Fprintf(stderr, "gavel: %v\n", err)
-	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"),
+	case errors.As(err, &ue), errors.As(err, &pe), strings.HasPrefix(err.Error(), "unknown command"),
 		deploy.ErrorCode(err) == deploy.Invalid, deploy.ErrorCode(err) == deploy.NotFound:
 		code = exitUsage
 		fmt.Fprintf(stderr, "gavel: %v\nRun 'gavel --help' for usage.\n", err)
@@ -202,11 +204,15 @@ func (a *app) rootCmd() *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.dbPath, "db", defaultDB, "path of the SQLite store (env GAVEL_DB)")
 	pf.BoolVar(&a.json, "json", false, "print a machine-readable JSON summary on stdout")
+	pf.StringVar(&a.configPath, "config", "", "the project file (env "+project.EnvVar+"; default ./"+project.FileName+" when there is one)")
 	unisolated := pf.Bool("allow-unisolated", os.Getenv("GAVEL_ALLOW_UNISOLATED") != "", "run untrusted programs (exec, bench build, acr, workers) even where the kernel refuses the namespaces that isolate them; each result says what did not hold (env GAVEL_ALLOW_UNISOLATED)")
 	// A report that cannot be written fails before the work, not after.
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		a.log.ctx, a.log.command, a.log.start = cmd.Context(), strings.TrimPrefix(cmd.CommandPath(), "gavel "), time.Now()
 		bexec.AllowUnisolated(*unisolated)
+		if err := project.ForCommand(cmd, a.configPath); err != nil {
+			return err
+		}
 		if err := normalizeModels(cmd); err != nil {
 			return err
 		}
@@ -233,7 +239,7 @@ func (a *app) rootCmd() *cobra.Command {
 		{"judges", "Judges and their calibration:", []*cobra.Command{a.judgeCmd(), a.evalCmd(), a.teachCmd(), a.calibrateCmd(),
 			a.promptsCmd(), a.noiseCmd(), a.driftCmd(), a.agreementCmd(), a.demoCmd(), a.runsCmd(), a.viewCmd()}},
 		{"data", "Benchmarks and training data:", []*cobra.Command{a.benchCmd(), a.execCmd(), a.acrCmd()}},
-		{"models", "Models, their calls and the store:", []*cobra.Command{a.askCmd(), a.batchCmd(), a.cacheCmd(), a.dbCmd(), a.workerCmd(), a.versionCmd()}},
+		{"models", "Models, their calls and the store:", []*cobra.Command{a.askCmd(), a.batchCmd(), a.cacheCmd(), a.dbCmd(), a.workerCmd(), a.initCmd(), a.configCmd(), a.versionCmd()}},
 		{"service", "The service and its clients:", []*cobra.Command{a.serveCmd(), a.tokenCmd(), a.promoteCmd(), a.rollbackCmd(),
 			a.gateCmd(), a.reportOutcomeCmd()}},
 	}

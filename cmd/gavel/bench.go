@@ -207,7 +207,7 @@ func (a *app) benchRun(cmd *cobra.Command, f *benchRunFlags) error {
 		return run.Stopped(err, 0)
 	}
 	if res.Calls != nil {
-		a.printCalls(*res.Calls)
+		run.WriteCalls(a.stderr, *res.Calls)
 	}
 	if f.reportFile != "" {
 		if err := a.writeFile(f.reportFile, func(w io.Writer) error { return report.WriteBench(w, res.Report) }); err != nil {

@@ -45,7 +45,7 @@ func (a *app) teachCmd() *cobra.Command {
 			if err != nil {
 				return run.Stopped(err, svc.Stats().Pending)
 			}
-			a.printCalls(svc.Stats())
+			run.WriteCalls(a.stderr, svc.Stats())
 			return a.output(res)
 		},
 	}
@@ -139,7 +139,7 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 		}
 		a.reportWritten(f.reportFile)
 	}
-	a.printCalls(out.Calls)
+	run.WriteCalls(a.stderr, out.Calls)
 	return a.output(out)
 }
 
@@ -181,7 +181,7 @@ func (a *app) noiseCmd() *cobra.Command {
 			if err != nil {
 				return run.Stopped(err, svc.Stats().Pending)
 			}
-			a.printCalls(svc.Stats())
+			run.WriteCalls(a.stderr, svc.Stats())
 			return a.output(&run.NoiseResult{ResultVersion: run.ResultVersion, Noise: nr, Simulated: isSim(teacherModel), Calls: svc.Stats()})
 		},
 	}

@@ -128,7 +128,7 @@ func (a *app) judgeCmd() *cobra.Command {
 			if err != nil {
 				return run.Stopped(err, svc.Stats().Pending)
 			}
-			a.printCalls(sum.Calls)
+			run.WriteCalls(a.stderr, sum.Calls)
 			return a.output(sum)
 		},
 	}
@@ -142,14 +142,6 @@ func isSim(model string) bool {
 }
 
 func simTag(model string) string { return run.SimTag(isSim(model)) }
-
-func (a *app) printCalls(st llm.RunStats) {
-	fmt.Fprintf(a.stderr, "model calls: %d requests, %d from the cache, %d sent (%d retries, %d repairs), %d shared with an identical request, %d input and %d output tokens, %s\n",
-		st.Requests, st.CacheHits, st.Sent, st.Retries, st.Repairs, st.Shared, st.Usage.InputTokens, st.Usage.OutputTokens, llm.Dollars(st.Cost))
-	if st.BadUsage > 0 {
-		fmt.Fprintf(a.stderr, "warning: %d answer(s) reported token usage no call can have (negative or over %d); they are kept but not costed\n", st.BadUsage, llm.MaxUsageTokens)
-	}
-}
 
 // evalFlags add eval's own flags.
 type evalFlags struct {
@@ -226,7 +218,7 @@ func (a *app) eval(cmd *cobra.Command, f *evalFlags) error {
 		}
 	}
 	a.reportWritten(f.reportFile)
-	a.printCalls(out.Calls)
+	run.WriteCalls(a.stderr, out.Calls)
 	if err := a.output(out); err != nil {
 		return err
 	}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gavelhq/gavel/project"
+)
+
+func (a *app) configCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "config", Short: "The project file (gavel.yaml)", Args: args(cobra.NoArgs)}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "show [COMMAND...]",
+		Short: "Each setting a command would use (default: every key) and where it came from: a flag, the environment, the project file's line, or the default",
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			s, err := project.ShowFor(cmd, argv, a.configPath)
+			if err != nil {
+				return err
+			}
+			return a.output(s)
+		},
+	})
+	return cmd
+}
+
+func (a *app) initCmd() *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Write a commented project file, gavel.yaml (or --config FILE), to fill in",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path := a.configPath
+			if path == "" {
+				path = project.FileName
+			}
+			if _, err := os.Stat(path); err == nil && !force {
+				return usagef("%s exists: give --force to replace it", path)
+			}
+			if err := a.writeFile(path, func(w io.Writer) error { _, err := w.Write(project.Template()); return err }); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stderr, "wrote %s: fill in the models; 'gavel config show eval' shows what eval would use\n", path)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "replace an existing file")
+	return cmd
+}
