@@ -23,7 +23,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -336,12 +335,46 @@ type Setting struct {
 	Used  bool     `json:"used"`
 }
 
+// Flag is what Apply needs of one of a command's flags (cmd/gavel
+// adapts its flag library's).
+type Flag struct {
+	Changed        bool
+	Value, Default string
+	Set            func(string) error
+}
+
+// Lookup finds a command's flag by name, or nil.
+type Lookup func(name string) *Flag
+
+// UsageError is a project file's mistake (a bad key or value, a missing
+// file): the command's exit code 2.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+// Open reads the project file (configFlag, GAVEL_CONFIG or the working
+// folder's), or nil when there is none.
+func Open(configFlag string) (*File, error) {
+	path, err := Find(configFlag)
+	if err == nil && path != "" {
+		var f *File
+		if f, err = Load(path); err == nil {
+			return f, nil
+		}
+	}
+	if err != nil {
+		return nil, UsageError{err}
+	}
+	return nil, nil
+}
+
 // Apply fills command's flags (fs, the command's and its inherited
 // ones) from the file, where neither the flag nor its environment
 // variable was given, and returns every key's setting as command sees
 // it. command is the command's name (eval, calibrate, ...). A nil file
 // applies nothing.
-func Apply(f *File, command string, lookupFlag func(name string) *pflag.Flag) ([]Setting, error) {
+func Apply(f *File, command string, lookupFlag Lookup) ([]Setting, error) {
 	var out []Setting
 	for i := range Keys {
 		k := &Keys[i]
@@ -354,7 +387,7 @@ func Apply(f *File, command string, lookupFlag func(name string) *pflag.Flag) ([
 			s.Used = true
 			switch v, inFile := f.get(k.Name); {
 			case fl.Changed:
-				s.Value, s.Source = fl.Value.String(), "flag --"+name
+				s.Value, s.Source = fl.Value, "flag --"+name
 			case k.Env != "" && os.Getenv(k.Env) != "":
 				s.Value, s.Source = os.Getenv(k.Env), "environment "+k.Env
 			case inFile:
@@ -362,12 +395,12 @@ func Apply(f *File, command string, lookupFlag func(name string) *pflag.Flag) ([
 				if part := partOf[command]; k.Name == "split" && part != "" && !strings.Contains(text, ":") {
 					text += ":" + part
 				}
-				if err := fl.Value.Set(text); err != nil {
-					return nil, fmt.Errorf("%s:%d: %s: %v", f.Path, v.Line, k.Name, err)
+				if err := fl.Set(text); err != nil {
+					return nil, UsageError{fmt.Errorf("%s:%d: %s: %v", f.Path, v.Line, k.Name, err)}
 				}
 				s.Value, s.Source = text, fmt.Sprintf("%s:%d", f.Path, v.Line)
 			default:
-				s.Value = fl.DefValue
+				s.Value = fl.Default
 			}
 		}
 		if s.Source == "default" && s.Value == "" {

@@ -81,7 +81,7 @@ func TestApplyPrecedence(t *testing.T) {
 	t.Setenv("GAVEL_MODEL", "")
 	t.Setenv("GAVEL_DB", "")
 	fs := flags("--concurrency", "5")
-	got, err := Apply(f, "eval", fs.Lookup)
+	got, err := Apply(f, "eval", flagSet(fs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestApplyPrecedence(t *testing.T) {
 	t.Setenv("GAVEL_MODEL", "anthropic:claude")
 	fs = flags("--model", "anthropic:claude") // as the flag's default would be
 	fs.Lookup("model").Changed = false
-	got, _ = Apply(f, "calibrate", fs.Lookup)
+	got, _ = Apply(f, "calibrate", flagSet(fs))
 	for _, s := range got {
 		switch s.Key {
 		case "models.judge":
@@ -122,7 +122,18 @@ func TestApplyPrecedence(t *testing.T) {
 	}
 	// No file: nothing changes.
 	fs = flags()
-	if _, err := Apply(nil, "eval", fs.Lookup); err != nil || fs.Lookup("concurrency").Value.String() != "8" {
+	if _, err := Apply(nil, "eval", flagSet(fs)); err != nil || fs.Lookup("concurrency").Value.String() != "8" {
 		t.Fatalf("no file: %v", err)
+	}
+}
+
+// flagSet adapts a pflag set, as cmd/gavel does.
+func flagSet(fs *pflag.FlagSet) Lookup {
+	return func(name string) *Flag {
+		fl := fs.Lookup(name)
+		if fl == nil {
+			return nil
+		}
+		return &Flag{Changed: fl.Changed, Value: fl.Value.String(), Default: fl.DefValue, Set: fl.Value.Set}
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
-
-	"github.com/spf13/pflag"
 )
 
 // Shown is what `gavel config show [COMMAND]` prints: the project file,
@@ -19,7 +17,7 @@ type Shown struct {
 
 // Show merges the file, the environment and the flags of command as
 // Apply does, and says where each value came from.
-func Show(f *File, command string, lookupFlag func(string) *pflag.Flag) (*Shown, error) {
+func Show(f *File, command string, lookupFlag Lookup) (*Shown, error) {
 	settings, err := Apply(f, command, lookupFlag)
 	if err != nil {
 		return nil, err

@@ -1,10 +1,14 @@
 package run
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"time"
 
 	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/store"
 )
 
 // StopError is a stop at a stage boundary with model calls pending, the
@@ -43,4 +47,40 @@ func Stopped(err error, pending int) error {
 		return StopError{fmt.Errorf("%w. Answers so far are cached: run again later to resume", err), "transient", 0}
 	}
 	return err
+}
+
+// BatchRounds answers each round's pending model calls through the
+// providers' batch APIs (--batch): it submits them, waits polling every
+// poll, collects, and stops with a StopError when calls stay pending. The
+// store is opened for each round; batchAPI reaches a provider's batch
+// service at a base URL ("" for its default).
+func BatchRounds(open func(context.Context) (store.Store, error), reg *llm.Registry, prices string, poll time.Duration,
+	model, baseURL string, batchAPI func(provider, baseURL string) (llm.BatchAPI, error), log io.Writer) llm.AnswerFunc {
+	return func(ctx context.Context, round, pending int) error {
+		db, err := open(ctx)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		table, err := llm.LoadPrices(prices)
+		if err != nil {
+			return err
+		}
+		ba := &llm.BatchAnswerer{Cache: db.Cache(), Batches: db, Registry: reg, Prices: table, Poll: poll,
+			API: func(provider string) (llm.BatchAPI, error) {
+				base := ""
+				if p, _, _ := llm.ParseModel(model); p == provider {
+					base = baseURL
+				}
+				return batchAPI(provider, base)
+			},
+			Log: func(line string) { fmt.Fprintln(log, line) }}
+		if err := ba.Answer(ctx, round, pending); err != nil {
+			if _, stop := llm.Pending(err); stop {
+				return StopError{Err: err, Why: "pending", Pending: pending}
+			}
+			return fmt.Errorf("--batch: %w", err)
+		}
+		return nil
+	}
 }

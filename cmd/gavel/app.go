@@ -210,7 +210,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		a.log.ctx, a.log.command, a.log.start = cmd.Context(), strings.TrimPrefix(cmd.CommandPath(), "gavel "), time.Now()
 		bexec.AllowUnisolated(*unisolated)
-		if err := project.ForCommand(cmd, a.configPath); err != nil {
+		if err := a.applyProject(cmd); err != nil {
 			return err
 		}
 		if err := normalizeModels(cmd); err != nil {

@@ -4,11 +4,36 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gavelhq/gavel/project"
 )
+
+// applyProject fills cmd's flags from the project file, where neither
+// the flag nor its environment variable was given.
+func (a *app) applyProject(cmd *cobra.Command) error {
+	f, err := project.Open(a.configPath)
+	if err == nil {
+		_, err = project.Apply(f, commandName(cmd), flagLookup(cmd))
+	}
+	return err
+}
+
+func commandName(cmd *cobra.Command) string { return strings.TrimPrefix(cmd.CommandPath(), "gavel ") }
+
+// flagLookup finds a command's flag, its own or inherited, for the
+// project file.
+func flagLookup(cmd *cobra.Command) project.Lookup {
+	return func(name string) *project.Flag {
+		fl := cmd.Flag(name) // the command's own or inherited
+		if fl == nil {
+			return nil
+		}
+		return &project.Flag{Changed: fl.Changed, Value: fl.Value.String(), Default: fl.DefValue, Set: fl.Value.Set}
+	}
+}
 
 func (a *app) configCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "config", Short: "The project file (gavel.yaml)", Args: args(cobra.NoArgs)}
@@ -16,7 +41,19 @@ func (a *app) configCmd() *cobra.Command {
 		Use:   "show [COMMAND...]",
 		Short: "Each setting a command would use (default: every key) and where it came from: a flag, the environment, the project file's line, or the default",
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			s, err := project.ShowFor(cmd, argv, a.configPath)
+			target := cmd
+			if len(argv) > 0 {
+				if t, _, err := cmd.Root().Find(argv); err == nil && t != cmd.Root() {
+					target = t
+				} else {
+					return usagef("config show: no command %q", strings.Join(argv, " "))
+				}
+			}
+			f, err := project.Open(a.configPath)
+			if err != nil {
+				return err
+			}
+			s, err := project.Show(f, commandName(target), flagLookup(target))
 			if err != nil {
 				return err
 			}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -94,33 +93,7 @@ func (a *app) answerer(cmd *cobra.Command, m *modelFlags) (llm.Answerer, error) 
 		if m.batchPoll <= 0 {
 			return nil, usagef("--batch-poll must be positive")
 		}
-		return llm.AnswerFunc(func(ctx context.Context, round, pending int) error {
-			db, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			prices, err := llm.LoadPrices(m.prices)
-			if err != nil {
-				return err
-			}
-			ba := &llm.BatchAnswerer{Cache: db.Cache(), Batches: db, Registry: registry(), Prices: prices, Poll: m.batchPoll,
-				API: func(provider string) (llm.BatchAPI, error) {
-					base := ""
-					if p, _, _ := llm.ParseModel(m.model); p == provider {
-						base = m.baseURL
-					}
-					return batchAPI(provider, base)
-				},
-				Log: func(line string) { fmt.Fprintln(a.stderr, line) }}
-			if err := ba.Answer(ctx, round, pending); err != nil {
-				if _, stop := llm.Pending(err); stop {
-					return run.StopError{Err: err, Why: "pending", Pending: pending}
-				}
-				return fmt.Errorf("--batch: %w", err)
-			}
-			return nil
-		}), nil
+		return run.BatchRounds(a.openStore, registry(), m.prices, m.batchPoll, m.model, m.baseURL, batchAPI, a.stderr), nil
 	}
 	return nil, nil
 }
