@@ -33,6 +33,7 @@ import (
 	"github.com/google/go-github/v93/github"
 
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/repoctx"
 )
 
 // Store is what an import writes to.
@@ -53,6 +54,11 @@ type GitHubOptions struct {
 	// MaxDiffBytes caps a candidate's diff (default 256 KiB); a longer
 	// diff is cut at a line's end and says so.
 	MaxDiffBytes int
+	// WithFiles adds context.files: each file a pull request's diff
+	// touches as it was at its base commit (the contents API), cut to
+	// MaxContextChars (default repoctx.DefaultMaxChars) around the hunks.
+	WithFiles       bool
+	MaxContextChars int
 	// Progress, when set, hears about each page, each pull request and
 	// each wait for the rate limit.
 	Progress func(format string, args ...any)
@@ -398,6 +404,15 @@ func (im *importer) records(ctx context.Context, pr *github.PullRequest) ([]*rec
 	ctxt := map[string]string{"head_sha": head, "base": pr.GetBase().GetRef()}
 	if len(runs) > 0 {
 		ctxt["checks"] = checksText(runs)
+	}
+	if im.opt.WithFiles {
+		files, err := im.filesOf(ctx, pr, diff)
+		if err != nil {
+			return nil, err
+		}
+		if files != "" {
+			ctxt[repoctx.ContextKey] = files
+		}
 	}
 
 	outcome, err := im.reviewOutcome(ctx, pr)

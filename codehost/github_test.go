@@ -295,3 +295,26 @@ func TestImportGitHubResumes(t *testing.T) {
 		}
 	}
 }
+
+// --with-files: each file a pull request changes, as it was at the base
+// commit, through the contents API; a file the base commit lacks is left
+// out.
+func TestImportGitHubWithFiles(t *testing.T) {
+	f, srv := githubtest.New(t)
+	scenario(f)
+	retry := "package fetch\n\n" + strings.Repeat("// padding\n", 7) + "func fetch(url string) ([]byte, error) {\n\treturn get(url)\n}\n"
+	f.Files = map[string]map[string]string{githubtest.BaseSHA: {"retry.go": retry}}
+	db := openStore(t)
+	gh, _ := client(t, srv.URL, db)
+	if _, err := codehost.ImportGitHub(context.Background(), gh, db, codehost.GitHubOptions{Owner: "Codertocat", Repo: "Hello-World", WithFiles: true}); err != nil {
+		t.Fatal(err)
+	}
+	recs := all(t, db)
+	files := recs["Codertocat/Hello-World#5"].Context["files"]
+	if !strings.HasPrefix(files, "=== retry.go (before the change, at f95f852bd8fc; 12 lines) ===\n"+retry) {
+		t.Fatalf("#5's context.files:\n%s", files)
+	}
+	if got, ok := recs["Codertocat/Hello-World#4"].Context["files"]; ok {
+		t.Fatalf("#4 changes config.go, which the base commit lacks, yet has files:\n%s", got)
+	}
+}

@@ -50,6 +50,10 @@ type ImportOptions struct {
 	// Progress, when set, is called after each line with the lines read so
 	// far across all files.
 	Progress func(lines int)
+	// Enrich, when set, adds to each decoded record before it is checked
+	// and written (ingest --repo's context.files); its error is the
+	// line's.
+	Enrich func(ctx context.Context, r *Record) error
 }
 
 // ImportResult summarises an import.
@@ -96,7 +100,7 @@ func importFile(ctx context.Context, w Writer, dec Decoder, name string, opt Imp
 			opt.Progress(res.Lines)
 		}
 		if err == nil {
-			err = putLine(ctx, w, dec, line, res)
+			err = putLine(ctx, w, dec, line, res, opt.Enrich)
 		}
 		if err == nil {
 			records++
@@ -127,10 +131,15 @@ func isDecodeError(err error) bool {
 	return errors.As(err, &d)
 }
 
-func putLine(ctx context.Context, w Writer, dec Decoder, line []byte, res *ImportResult) error {
+func putLine(ctx context.Context, w Writer, dec Decoder, line []byte, res *ImportResult, enrich func(context.Context, *Record) error) error {
 	r, err := dec.Decode(line)
 	if err != nil {
 		return decodeError{err}
+	}
+	if enrich != nil {
+		if err := enrich(ctx, &r); err != nil {
+			return decodeError{err}
+		}
 	}
 	if err := r.Normalize(); err != nil {
 		return err

@@ -33,6 +33,9 @@ type GoldInstance struct {
 	InstanceID       string `json:"instance_id"`
 	Patch            string `json:"patch"`
 	ProblemStatement string `json:"problem_statement"`
+	// BaseCommit is the repository's commit the instance starts from
+	// (ingest --repo reads the touched files there).
+	BaseCommit string `json:"base_commit"`
 }
 
 type sweWire struct {
@@ -87,6 +90,9 @@ func (s *SWEBench) Decode(line []byte) (Record, error) {
 		}
 	}
 	meta := map[string]any{"instance_id": id}
+	if g, ok := s.Gold[id]; ok && g.BaseCommit != "" {
+		meta["base_commit"] = g.BaseCommit
+	}
 	if w.ModelName != "" {
 		meta["model_name_or_path"] = w.ModelName
 	}

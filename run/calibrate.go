@@ -113,11 +113,14 @@ func checkCalibrate(cfg *CalibrateConfig) (*judge.Spec, error) {
 	if cfg.Ablate == "" {
 		return nil, nil
 	}
-	s := r.Judge
-	if !s.Sees(cfg.Ablate) {
-		return nil, deploy.FieldErrorf("ablate_input", "%s: the judge does not see it (its inputs: %v)", cfg.Ablate, s.Inputs)
+	s, input := r.Judge, cfg.Ablate
+	if !s.Sees(input) && s.Sees("context."+input) {
+		input = "context." + input // --ablate-input files: context.files
 	}
-	ablated, err := s.WithInputs(slices.DeleteFunc(slices.Clone(s.Inputs), func(in string) bool { return in == cfg.Ablate }))
+	if !s.Sees(input) {
+		return nil, deploy.FieldErrorf("ablate_input", "%s: the judge does not see it (its inputs: %v; add it with --inputs)", cfg.Ablate, s.Inputs)
+	}
+	ablated, err := s.WithInputs(slices.DeleteFunc(slices.Clone(s.Inputs), func(in string) bool { return in == input }))
 	if err != nil {
 		return nil, deploy.FieldErrorf("ablate_input", "%v", err)
 	}

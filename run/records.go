@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/gavelhq/gavel/codehost"
+	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/repoctx"
 )
 
 // SkippedLine is an input line an import left out.
@@ -26,11 +28,41 @@ type IngestResult struct {
 	Skipped []SkippedLine `json:"skipped"`
 	// Total is the store's records after the import.
 	Total int `json:"total_records"`
+	// Files, with --repo, counts the records given context.files.
+	ContextFiles *RepoFiles `json:"context_files,omitempty"`
+}
+
+// RepoFiles counts what ingest --repo added: records given the files
+// their diff touches, records whose diff touches no file that existed
+// before it, and files a diff names that its base commit lacks.
+type RepoFiles struct {
+	Repo    string `json:"repo"`
+	Added   int    `json:"records_with_files"`
+	Without int    `json:"records_without"`
+	Missing int    `json:"files_missing"`
+}
+
+// Repo is where ingest --repo reads the files a change touches: a local
+// clone, the revision of records whose meta names no base commit
+// (default HEAD), and the budget of the files' text.
+type Repo struct {
+	Dir, Base string
+	MaxChars  int
 }
 
 // Ingest imports record files in one transaction: nothing is kept when
 // one fails (opt.SkipInvalid leaves invalid lines out instead).
-func Ingest(ctx context.Context, st record.Store, dec record.Decoder, files []string, opt record.ImportOptions) (*IngestResult, error) {
+func Ingest(ctx context.Context, st record.Store, dec record.Decoder, files []string, opt record.ImportOptions, repo Repo) (*IngestResult, error) {
+	var adder *repoctx.Adder
+	if repo.Dir != "" {
+		g, err := repoctx.OpenGit(ctx, repo.Dir)
+		if err != nil {
+			return nil, deploy.FieldErrorf("repo", "%v", err)
+		}
+		defer g.Close()
+		adder = &repoctx.Adder{Src: g, Resolve: g.Resolve, Base: repo.Base, MaxChars: repo.MaxChars}
+		opt.Enrich = adder.Add
+	}
 	var res *record.ImportResult
 	err := st.Import(ctx, func(w record.Writer) error {
 		var err error
@@ -49,6 +81,9 @@ func Ingest(ctx context.Context, st record.Store, dec record.Decoder, files []st
 		return nil, err
 	}
 	out.Total = counter.Stats().Total
+	if adder != nil {
+		out.ContextFiles = &RepoFiles{Repo: repo.Dir, Added: adder.Added, Without: adder.Without, Missing: adder.Missing}
+	}
 	return out, nil
 }
 
@@ -56,6 +91,10 @@ func Ingest(ctx context.Context, st record.Store, dec record.Decoder, files []st
 func (r *IngestResult) WriteText(w io.Writer) error {
 	_, err := fmt.Fprintf(w, "imported %d new records, %d already present, %d skipped, from %d lines in %d file(s); the store holds %d records\n",
 		r.Inserted, r.Unchanged, len(r.Skipped), r.Lines, len(r.Files), r.Total)
+	if c := r.ContextFiles; err == nil && c != nil {
+		_, err = fmt.Fprintf(w, "context.files from %s: %d records given the files their change touches, %d whose change touches none that existed, %d files not at the base commit\n",
+			c.Repo, c.Added, c.Without, c.Missing)
+	}
 	return err
 }
 

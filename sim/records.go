@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/repoctx"
 )
 
 // WorldOptions shape the synthetic records. Zero values take the defaults.
@@ -29,6 +30,9 @@ type WorldOptions struct {
 	// World is the world's truth (which signals are fatal); nil: the
 	// world of Seed (NewWorld).
 	World *World
+	// WithFiles gives each record context.files: the files its change
+	// touches as they were before it (what ingest --repo adds).
+	WithFiles bool
 }
 
 // signal rates: the probability that a patch shows the signal at the
@@ -114,7 +118,7 @@ func Records(opt WorldOptions) ([]record.Record, error) {
 		// not depend on earlier records' outcomes: the same seed under
 		// another truth gives the same patches.
 		own := rand.New(rand.NewPCG(opt.Seed^uint64(i)<<20, 0x73696d+uint64(i)))
-		r, err := oneRecord(own, opt.World, i, rng.IntN(instances), opt.Start, span, opt.HiddenFailEnd)
+		r, err := oneRecord(own, opt.World, i, rng.IntN(instances), opt.Start, span, opt.HiddenFailEnd, opt.WithFiles)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +130,7 @@ func Records(opt WorldOptions) ([]record.Record, error) {
 	return out, nil
 }
 
-func oneRecord(rng *rand.Rand, world *World, i, instance int, start time.Time, span time.Duration, hiddenEnd float64) (record.Record, error) {
+func oneRecord(rng *rand.Rand, world *World, i, instance int, start time.Time, span time.Duration, hiddenEnd float64, withFiles bool) (record.Record, error) {
 	phase := rng.Float64()
 	at := start.Add(time.Duration(phase * float64(span))).Truncate(time.Minute)
 	task := Tasks[instance%len(Tasks)]
@@ -159,6 +163,7 @@ func oneRecord(rng *rand.Rand, world *World, i, instance int, start time.Time, s
 		return record.Record{}, err
 	}
 	parts := []string{core}
+	befores := map[string]string{file: task.Reference.Before}
 	for _, k := range rng.Perm(len(sigs)) {
 		s := sigs[k]
 		sn := s.Snippets[rng.IntN(len(s.Snippets))]
@@ -171,6 +176,9 @@ func oneRecord(rng *rand.Rand, world *World, i, instance int, start time.Time, s
 			return record.Record{}, err
 		}
 		parts = append(parts, d)
+		if _, seen := befores[sf]; !seen {
+			befores[sf] = sn.Before
+		}
 	}
 
 	r := record.Record{
@@ -210,12 +218,36 @@ func oneRecord(rng *rand.Rand, world *World, i, instance int, start time.Time, s
 		}
 	}
 	r.Outcome.At = at
+	if withFiles {
+		if r.Context == nil {
+			r.Context = map[string]string{}
+		}
+		r.Context[repoctx.ContextKey] = filesBefore(r.Candidate, befores)
+	}
 	meta, err := json.Marshal(map[string]any{"sim": truth})
 	if err != nil {
 		return record.Record{}, err
 	}
 	r.Meta = meta
 	return r, nil
+}
+
+// filesBefore is a record's context.files as ingest --repo would write it
+// from a clone of the simulated service: each touched file before the
+// change, its snippet at the snippet's line, the lines around it code the
+// change does not touch. (The simulated roles do not read the files: an
+// ablation on them shows the machinery, not an effect.)
+func filesBefore(candidate string, befores map[string]string) string {
+	var files []repoctx.File
+	for _, t := range repoctx.Files(candidate) {
+		before, ok := befores[t.Path]
+		if !ok {
+			continue
+		}
+		pad := strings.Repeat("\t// (code the change does not touch)\n", offsetOf(t.Path))
+		files = append(files, repoctx.File{Touched: t, Content: pad + before})
+	}
+	return repoctx.Render(files, "sim-base", 4000)
 }
 
 // offsetOf places a file's snippet at a stable line of the file.

@@ -271,6 +271,14 @@ func (a *app) writeJSON(v any) error {
 // written as text, what the command prints.
 type result interface{ WriteText(io.Writer) error }
 
+// outputOf is output of a use case's result, or its error.
+func (a *app) outputOf(res result, err error) error {
+	if err != nil {
+		return err
+	}
+	return a.output(res)
+}
+
 // output prints a result, as JSON with --json, else as text; what it warns
 // of goes to stderr.
 func (a *app) output(res result) error {

@@ -56,11 +56,7 @@ func (a *app) cacheClearCmd() *cobra.Command {
 		Short: "Remove cached answers (all, or those that meet every condition given) so they are asked for again; records and verdicts stay",
 		Args:  args(cobra.NoArgs),
 		RunE: a.withStore(func(cmd *cobra.Command, _ []string, db store.Store) error {
-			res, err := run.ClearCache(cmd.Context(), db.Cache(), c, f.model, f.before)
-			if err != nil {
-				return err
-			}
-			return a.output(res)
+			return a.outputOf(run.ClearCache(cmd.Context(), db.Cache(), c, f.model, f.before))
 		}),
 	}
 	fl := cmd.Flags()

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gavelhq/gavel/codehost"
+	"github.com/gavelhq/gavel/repoctx"
 	"github.com/gavelhq/gavel/run"
 )
 
@@ -25,6 +26,7 @@ func (a *app) importCmd() *cobra.Command {
 type importGitHubFlags struct {
 	repo, since, author, label, baseURL string
 	maxDiff                             int
+	opt                                 codehost.GitHubOptions
 }
 
 func (a *app) importGitHubCmd() *cobra.Command {
@@ -42,6 +44,8 @@ func (a *app) importGitHubCmd() *cobra.Command {
 	fl.StringVar(&f.label, "label", "", "only pull requests with this label")
 	fl.StringVar(&f.baseURL, "base-url", "", "GitHub Enterprise API URL, e.g. https://github.example.com/api/v3/")
 	fl.IntVar(&f.maxDiff, "max-diff-bytes", codehost.DefaultMaxDiffBytes, "cut a diff longer than this")
+	fl.BoolVar(&f.opt.WithFiles, "with-files", false, "add context.files: each file a pull request changes as it was at its base commit (one contents request per file)")
+	fl.IntVar(&f.opt.MaxContextChars, "max-context-chars", repoctx.DefaultMaxChars, "with --with-files, the files' text at most, cut at line ends around the change")
 	return cmd
 }
 
@@ -50,7 +54,8 @@ func (a *app) importGitHub(cmd *cobra.Command, f importGitHubFlags) error {
 	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
 		return usagef("--repo %q: want OWNER/NAME, e.g. acme/app", f.repo)
 	}
-	opt := codehost.GitHubOptions{Owner: owner, Repo: name, Label: f.label, MaxDiffBytes: f.maxDiff}
+	opt := f.opt
+	opt.Owner, opt.Repo, opt.Label, opt.MaxDiffBytes = owner, name, f.label, f.maxDiff
 	if f.since != "" {
 		t, err := codehost.ParseSince(f.since)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gavelhq/gavel/record"
+	"github.com/gavelhq/gavel/repoctx"
 	"github.com/gavelhq/gavel/run"
 )
 
@@ -17,6 +18,7 @@ type ingestFlags struct {
 	gold         string
 	skipInvalid  bool
 	maxLineBytes int
+	repo         run.Repo
 }
 
 func (a *app) ingestCmd() *cobra.Command {
@@ -36,6 +38,9 @@ func (a *app) ingestCmd() *cobra.Command {
 	fl.StringVar(&f.gold, "gold", "", "SWE-bench dataset JSONL with gold patches (swebench format)")
 	fl.BoolVar(&f.skipInvalid, "skip-invalid", false, "import the valid lines and list the invalid ones instead of failing")
 	fl.IntVar(&f.maxLineBytes, "max-line-bytes", record.DefaultMaxLineBytes, "refuse lines longer than this")
+	fl.StringVar(&f.repo.Dir, "repo", "", "a local clone: add context.files, each file the change touches as it was at the record's base commit (meta base_commit, else --base)")
+	fl.StringVar(&f.repo.Base, "base", "HEAD", "with --repo, the commit of records whose meta names none")
+	fl.IntVar(&f.repo.MaxChars, "max-context-chars", repoctx.DefaultMaxChars, "with --repo, the files' text at most, cut at line ends around the change")
 	return cmd
 }
 
@@ -62,7 +67,7 @@ func (a *app) ingest(cmd *cobra.Command, files []string, f ingestFlags) error {
 	}
 	defer db.Close()
 	prog := a.newProgress("ingest: lines read", 0)
-	res, err := run.Ingest(cmd.Context(), db, dec, files, record.ImportOptions{SkipInvalid: f.skipInvalid, MaxLineBytes: f.maxLineBytes, Progress: prog.Update})
+	res, err := run.Ingest(cmd.Context(), db, dec, files, record.ImportOptions{SkipInvalid: f.skipInvalid, MaxLineBytes: f.maxLineBytes, Progress: prog.Update}, f.repo)
 	prog.Done()
 	if err != nil {
 		return err

@@ -76,11 +76,7 @@ func (a *app) recordsStatsCmd() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			s, err := run.RecordStats(cmd.Context(), db, f)
-			if err != nil {
-				return err
-			}
-			return a.output(s)
+			return a.outputOf(run.RecordStats(cmd.Context(), db, f))
 		},
 	}
 	ff.register(cmd.Flags())
@@ -103,11 +99,7 @@ func (a *app) recordsListCmd() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			list, err := run.ListRecords(cmd.Context(), db, f)
-			if err != nil {
-				return err
-			}
-			return a.output(list)
+			return a.outputOf(run.ListRecords(cmd.Context(), db, f))
 		},
 	}
 	ff.register(cmd.Flags())

@@ -92,11 +92,7 @@ func (a *app) runsRecordsCmd() *cobra.Command {
 					f.Which = w.which
 				}
 			}
-			res, err := run.ReadRunRecords(cmd.Context(), db, argv[0], f)
-			if err != nil {
-				return err
-			}
-			return a.output(res)
+			return a.outputOf(run.ReadRunRecords(cmd.Context(), db, argv[0], f))
 		})}
 	fl := cmd.Flags()
 	fl.BoolVar(&disagree, "disagree", false, "only records whose verdict is not the outcome (unreadable answers included)")
@@ -140,11 +136,7 @@ func (a *app) runsExportCmd() *cobra.Command {
 func (a *app) runsDiffCmd() *cobra.Command {
 	return &cobra.Command{Use: "diff ID1 ID2", Short: "The records two runs decided differently, with both reasonings", Args: args(cobra.ExactArgs(2)),
 		RunE: a.withStore(func(cmd *cobra.Command, argv []string, db store.Store) error {
-			d, err := run.DiffRuns(cmd.Context(), db, argv[0], argv[1])
-			if err != nil {
-				return err
-			}
-			return a.output(d)
+			return a.outputOf(run.DiffRuns(cmd.Context(), db, argv[0], argv[1]))
 		})}
 }
 

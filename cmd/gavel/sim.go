@@ -44,6 +44,7 @@ func (a *app) simCmd() *cobra.Command {
 	records.Flags().IntVar(&opt.N, "n", 600, "number of records")
 	records.Flags().Uint64Var(&opt.Seed, "seed", 1, "seed of the world")
 	records.Flags().IntVar(&opt.Months, "months", 6, "months the records' times span")
+	records.Flags().BoolVar(&opt.WithFiles, "with-files", false, "give each record context.files, the files its change touches before it (as ingest --repo adds them)")
 	records.Flags().Float64Var(&opt.HiddenFailEnd, "hidden-fail-end", 0, "make the world decay: hidden failures (no visible cause) rise to this rate by the end of the span (default: no decay)")
 	records.Flags().StringVarP(&out, "output", "o", "", "file to write")
 	cmd.AddCommand(records, a.simStudyCmd())

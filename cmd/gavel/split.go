@@ -20,11 +20,7 @@ func (a *app) splitCmd() *cobra.Command {
 			if err := spec.Validate(); err != nil {
 				return usageError{err}
 			}
-			res, err := run.MakeSplit(cmd.Context(), db, spec, replace, allowSmall)
-			if err != nil {
-				return err
-			}
-			return a.output(res)
+			return a.outputOf(run.MakeSplit(cmd.Context(), db, spec, replace, allowSmall))
 		}),
 	}
 	fl := cmd.Flags()
@@ -46,11 +42,7 @@ func (a *app) splitShowCmd() *cobra.Command {
 		Short: "Print a split: its parameters and records, labels and groups per part",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: a.withStore(func(cmd *cobra.Command, argv []string, db store.Store) error {
-			res, err := run.ShowSplit(cmd.Context(), db, argv[0])
-			if err != nil {
-				return err
-			}
-			return a.output(res)
+			return a.outputOf(run.ShowSplit(cmd.Context(), db, argv[0]))
 		}),
 	}
 }

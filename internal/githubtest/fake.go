@@ -9,6 +9,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"embed"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -34,6 +35,10 @@ type Fake struct {
 	PRs         map[int]*PR
 	Issues      map[int][2]string // title, body
 	PageSize    int
+	// Files are the repository's files by commit and path, served by the
+	// contents API (GET /repos/O/R/contents/PATH?ref=SHA) in its shape,
+	// base64 in lines of 60.
+	Files map[string]map[string]string
 	// LimitOnce names a path prefix whose next request is refused as over
 	// the rate limit, with the reset a second ahead.
 	LimitOnce string
@@ -110,6 +115,7 @@ func New(t testing.TB) (*Fake, *httptest.Server) {
 		mux.HandleFunc("GET "+prefix+"/repos/{owner}/{repo}/commits/{sha}/check-runs", f.checkRuns)
 		mux.HandleFunc("GET "+prefix+"/repos/{owner}/{repo}/issues/{n}", f.issue)
 		mux.HandleFunc("GET "+prefix+"/repos/{owner}/{repo}/issues/{n}/comments", f.comments)
+		mux.HandleFunc("GET "+prefix+"/repos/{owner}/{repo}/contents/{path...}", f.contents)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
@@ -178,6 +184,30 @@ func (f *Fake) notFound(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(http.StatusNotFound)
 	fmt.Fprint(w, `{"message":"Not Found","documentation_url":"https://docs.github.com/rest","status":"404"}`)
+}
+
+// BaseSHA is the base commit of every pull request served
+// (pull_request.json's).
+const BaseSHA = "f95f852bd8fca8fcc58a9a2d6c842781e32a215e"
+
+func (f *Fake) contents(w http.ResponseWriter, r *http.Request) {
+	path, ref := r.PathValue("path"), r.URL.Query().Get("ref")
+	text, ok := f.Files[ref][path]
+	if ref == "" || !ok {
+		f.notFound(w)
+		return
+	}
+	enc := base64.StdEncoding.EncodeToString([]byte(text))
+	var lines []string
+	for len(enc) > 60 {
+		lines, enc = append(lines, enc[:60]), enc[60:]
+	}
+	lines = append(lines, enc)
+	sum := sha256.Sum256([]byte(text))
+	api := fmt.Sprintf("https://api.github.com/repos/%s/%s/contents/%s", f.Owner, f.Repo, path)
+	f.replyJSON(w, r, map[string]any{"type": "file", "encoding": "base64", "size": len(text), "name": path[strings.LastIndexByte(path, '/')+1:],
+		"path": path, "content": strings.Join(lines, "\n") + "\n", "sha": hex.EncodeToString(sum[:20]), "url": api + "?ref=" + ref,
+		"git_url": nil, "html_url": nil, "download_url": nil, "_links": map[string]any{"self": api + "?ref=" + ref}})
 }
 
 // clone deep-copies a template.
