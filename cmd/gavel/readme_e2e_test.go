@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gavelhq/gavel/internal/gittest"
 	"github.com/gavelhq/gavel/llm/llmtest"
 )
 
@@ -145,6 +146,12 @@ func TestREADMECommandsRun(t *testing.T) {
 	write("ratings.csv", "a,b,c\npass,pass,pass\nfail,fail,pass\npass,fail,pass\nfail,fail,fail\npass,pass,fail\nfail,pass,fail\n")
 	write("scores.csv", "a,b,c\n1,1,2\n2,2,2\n3,2,3\n4,4,4\n5,4,5\n2,1,2\n")
 	os.Mkdir(filepath.Join(dir, "pkg"), 0o755)
+	// A clone and the changes made on it (ingest --repo).
+	app := gittest.Init(t)
+	os.WriteFile(filepath.Join(app, "add.go"), []byte("package add\n\nfunc Add(a, b int) int { return a + b }\n"), 0o644)
+	gittest.Git(t, app, "add", ".")
+	gittest.Git(t, app, "commit", "-q", "-m", "base")
+	write("changes.jsonl", `{"id":"c1","task":"Add.","candidate":"--- a/add.go\n+++ b/add.go\n@@ -3 +3 @@\n-func Add(a, b int) int { return a + b }\n+func Add(a, b int) int { return a - b }\n","outcome":{"status":"failed"}}`+"\n")
 	write("pkg/add_test.go", "package add\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif 1+1 != 2 {\n\t\tt.Fatal(\"no\")\n\t}\n}\n")
 
 	// What each placeholder stands for; some are filled from the store as
@@ -152,12 +159,12 @@ func TestREADMECommandsRun(t *testing.T) {
 	fill := map[string]string{
 		"FILE...": "records.jsonl", "J": "passfail", "M": "sim", "M2": "sim", "M3": "sim", "NAME": "main", "S": "1",
 		"DIR": filepath.Join(dir, "demo"), "PATH": "pkg", "COL": "a", "C1,C2,C3": "a,b,c", "openai:NAME": "openai:m",
-		"http://127.0.0.1:8000/v1": srv.URL + "/v1",
+		"http://127.0.0.1:8000/v1": srv.URL + "/v1", "../app": app,
 	}
 	// Separate stores for the lines that import real data, which the
 	// simulated model refuses to judge.
 	realDB := filepath.Join(dir, "real.db")
-	dbFor := map[string]string{"gavel ingest FILE --map": realDB, "gavel ingest preds.jsonl": realDB}
+	dbFor := map[string]string{"gavel ingest FILE --map": realDB, "gavel ingest preds.jsonl": realDB, "gavel ingest changes.jsonl": realDB}
 	// Placeholders that mean different files on different lines.
 	fileFor := map[string]string{"gavel ingest FILE --map": "examples/codejudge/python_completions.jsonl", "gavel agreement FILE --coders": "scores.csv", "gavel agreement FILE --a": "ratings.csv"}
 	// Lines not run here, and why.
