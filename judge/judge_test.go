@@ -156,7 +156,7 @@ func TestSpecErrors(t *testing.T) {
 			t.Errorf("spec %q: error %v, want %q", yml, err, want)
 		}
 	}
-	if _, err := judge.Load("nonesuch"); err == nil || !strings.Contains(err.Error(), "built-ins: pairwise, passfail, pointwise5, rubric5") {
+	if _, err := judge.Load("nonesuch"); err == nil || !strings.Contains(err.Error(), "built-ins: pairwise, passfail, pointwise5, predict, rubric5") {
 		t.Errorf("unknown built-in: %v", err)
 	}
 }

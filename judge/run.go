@@ -54,6 +54,10 @@ func VersionOf(s *Spec) *PromptVersion {
 // RunOptions configure Run. Zero values: 8 workers, no progress.
 type RunOptions struct {
 	Concurrency int
+	// Sample is the requests' sample index: another index asks the same
+	// question again as a request of its own (its own cache entry), for a
+	// test-retest of the judge's own noise.
+	Sample int
 	// Progress, when set, is called after each record with the number done.
 	Progress func(done, total int)
 }
@@ -84,10 +88,16 @@ func Run(ctx context.Context, client llm.Client, s *Spec, model string, records 
 		progress = func(done int) { opt.Progress(done, len(records)) }
 	}
 	one := func(ctx context.Context, i int) (*Verdict, error) {
-		return judgeOne(ctx, client, s, version, model, records[i])
+		req, err := s.Request(model, InputOf(records[i]))
+		if err != nil {
+			return nil, err
+		}
+		req.Sample = opt.Sample
+		resp, err := client.Complete(ctx, req)
+		return verdictOf(s, version, model, records[i].ID, req, resp, err, nil)
 	}
 	if p, ok := client.(llm.Preparer); ok {
-		pre := prepareAhead(ctx, p, s, model, records)
+		pre := prepareAhead(ctx, p, s, model, records, opt.Sample)
 		defer pre.stop()
 		one = func(ctx context.Context, i int) (*Verdict, error) {
 			req, err := pre.get(ctx, i)
@@ -114,10 +124,6 @@ func Run(ctx context.Context, client llm.Client, s *Spec, model string, records 
 		}
 	}
 	return res, err
-}
-
-func judgeOne(ctx context.Context, client llm.Client, s *Spec, version, model string, r *record.Record) (*Verdict, error) {
-	return judgeInput(ctx, client, s, version, model, r.ID, InputOf(r))
 }
 
 // JudgeInput judges one change's input with a model through client; the
@@ -196,7 +202,7 @@ const (
 	windowsAhead = 8
 )
 
-func prepareAhead(ctx context.Context, p llm.Preparer, s *Spec, model string, records []*record.Record) *prepared {
+func prepareAhead(ctx context.Context, p llm.Preparer, s *Spec, model string, records []*record.Record, sample int) *prepared {
 	ctx, cancel := context.WithCancel(ctx)
 	n := (len(records) + windowSize - 1) / windowSize
 	pre := &prepared{windows: make([]*window, n), slots: make(chan struct{}, windowsAhead), cancel: cancel}
@@ -219,7 +225,9 @@ func prepareAhead(ctx context.Context, p llm.Preparer, s *Spec, model string, re
 			for k := range workers {
 				wg.Go(func() {
 					for i := lo + k; i < hi; i += workers {
-						reqs[i-lo], win.errs[i-lo] = s.Request(model, InputOf(records[i]))
+						if reqs[i-lo], win.errs[i-lo] = s.Request(model, InputOf(records[i])); reqs[i-lo] != nil {
+							reqs[i-lo].Sample = sample
+						}
 					}
 				})
 			}

@@ -46,6 +46,9 @@ type EvalConfig struct {
 	GavelVersion string
 	// MaxInputChars, when above 0, cuts each longer input (CutRecords).
 	MaxInputChars int
+	// Retest, when above 0, asks the judge again about that many of the
+	// records (all when more) and reports its own flip rate (--retest).
+	Retest int
 }
 
 // Eval is an evaluation prepared: its judges and records read, nothing
@@ -168,7 +171,10 @@ type EvalResult struct {
 	Tuned            *Tuned                    `json:"tuned,omitempty"`
 	Compare          *Compared                 `json:"compare,omitempty"`
 	Transfer         *Transfer                 `json:"transfer,omitempty"`
-	Calls            llm.RunStats              `json:"calls"`
+	// Retest is the judge's own noise (--retest): the floor under which
+	// a comparison's flips cannot be told from noise.
+	Retest *judge.Retest `json:"retest,omitempty"`
+	Calls  llm.RunStats  `json:"calls"`
 
 	// Report is the HTML and Markdown report's content.
 	Report *report.EvalReport `json:"-"`
@@ -232,8 +238,12 @@ type Tuned struct {
 // Compared is a second judge on the same records, with the paired
 // difference (the first judge minus this one).
 type Compared struct {
-	Judge      string                    `json:"judge"`
-	Prompt     string                    `json:"prompt"`
+	Judge  string `json:"judge"`
+	Prompt string `json:"prompt"`
+	// Flips counts the records the two judges decided differently (both
+	// readable), of Paired: read beside the retest's flips.
+	Flips      int                       `json:"flips"`
+	Paired     int                       `json:"paired"`
 	Figures    map[string]metrics.Figure `json:"figures"`
 	Difference map[string]metrics.Figure `json:"difference"`
 }
@@ -282,6 +292,12 @@ func (e *Eval) Run(ctx context.Context, env *Env) (*EvalResult, error) {
 			return nil, err
 		}
 	}
+	var retest *judge.Retest
+	if cfg.Retest > 0 && vs != nil {
+		if retest, err = st.retest(ctx, env, s, cfg.Model, judge.RetestRecords(rs, cfg.Retest), vs, cfg.Threshold, cfg.Concurrency, boot); err != nil {
+			return nil, err
+		}
+	}
 	if err := st.err(); err != nil {
 		return nil, err
 	}
@@ -292,7 +308,7 @@ func (e *Eval) Run(ctx context.Context, env *Env) (*EvalResult, error) {
 	}
 	out := &EvalResult{ResultVersion: ResultVersion, Judge: s.Name, Prompt: ev.Prompt, Model: cfg.Model, Split: cfg.Split, Simulated: cfg.Simulated,
 		N: ev.N, Invalid: ev.Invalid, Threshold: ev.Threshold, Confusion: ev.Metrics.Confusion, Figures: ev.Figures,
-		ConfusionByLabel: Labelled(ev.Metrics.Confusion)}
+		ConfusionByLabel: Labelled(ev.Metrics.Confusion), Retest: retest}
 	for _, p := range ev.Sweep {
 		m := p.Metrics
 		out.Thresholds = append(out.Thresholds, ThresholdRow{p.Threshold, m.ScottPi, m.CohenKappa, m.Accuracy, m.FailPrecision, m.FailRecall, m.PassRecall, p.ScottPiCI})
@@ -349,6 +365,7 @@ func (e *Eval) Run(ctx context.Context, env *Env) (*EvalResult, error) {
 			rep.Comparison = &report.Comparison{A: fmt.Sprintf("version %.12s", t.Version), B: "original", Figures: diff, Note: note}
 		} else {
 			out.Compare = &Compared{Judge: other.Name, Prompt: oe.Prompt, Figures: oe.Figures, Difference: diff}
+			out.Compare.Flips, out.Compare.Paired = Flips(s, other, rs, vs, otherVS, ev.Threshold)
 			rep.Sections = append(rep.Sections, report.EvalSection{Name: other.Name, Eval: oe})
 			rep.Comparison = &report.Comparison{A: s.Name, B: other.Name, Figures: diff}
 		}

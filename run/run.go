@@ -9,6 +9,7 @@ import (
 	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
+	"github.com/gavelhq/gavel/metrics"
 	"github.com/gavelhq/gavel/record"
 	"github.com/gavelhq/gavel/refine"
 )
@@ -241,6 +242,50 @@ func (s *stages) judge(ctx context.Context, env *Env, sp *judge.Spec, model stri
 		return nil, nil
 	}
 	return vs, err
+}
+
+// retest asks the judge again about rs (judge.RunRetest); a pending ask
+// is counted like the stage's others.
+func (s *stages) retest(ctx context.Context, env *Env, sp *judge.Spec, model string, rs []*record.Record, first map[string]judge.Verdict,
+	threshold, concurrency int, boot metrics.BootstrapOptions) (*judge.Retest, error) {
+	prog := env.progress(fmt.Sprintf("retest %s (%s): records asked again", sp.Name, sp.ShortVersion()), len(rs))
+	rt, res, err := judge.RunRetest(ctx, env.Client, sp, model, rs, first, threshold,
+		judge.RunOptions{Concurrency: concurrency, Progress: func(done, _ int) { prog.Update(done) }}, boot)
+	prog.Done()
+	switch {
+	case err != nil:
+		return nil, err
+	case res.Pending > 0:
+		s.pending += res.Pending
+		return nil, nil
+	case len(res.Failed) > 0:
+		return nil, fmt.Errorf("retest: %d of %d records could not be asked again (rerun to retry them); first: %w", len(res.Failed), len(rs), res.Failed[0])
+	}
+	return rt, nil
+}
+
+// Flips counts the records two judges decided differently, of those both
+// decided readably (paired).
+func Flips(a, b *judge.Spec, rs []*record.Record, va, vb map[string]judge.Verdict, threshold int) (flips, paired int) {
+	if threshold == 0 {
+		threshold = a.PassThreshold()
+	}
+	for _, r := range rs {
+		x, okx := va[r.ID]
+		y, oky := vb[r.ID]
+		if !okx || !oky {
+			continue
+		}
+		dx, dy := x.Decide(a.Kind, threshold), y.Decide(b.Kind, b.PassThreshold())
+		if dx == judge.Invalid || dy == judge.Invalid {
+			continue
+		}
+		paired++
+		if dx != dy {
+			flips++
+		}
+	}
+	return flips, paired
 }
 
 func (s *stages) err() error {

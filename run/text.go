@@ -126,8 +126,41 @@ func (r *EvalResult) WriteText(w io.Writer) error {
 		p.figures(c.Figures)
 		p.f("%s minus %s (paired intervals):\n", r.Judge, c.Judge)
 		p.figures(c.Difference)
+		p.f("  the two judges decide %d of %d records differently (%.1f%%)", c.Flips, c.Paired, pct(c.Flips, c.Paired))
+		if rt := r.Retest; rt != nil {
+			p.f("; %s asked twice flips %.1f%% by itself", r.Judge, pct(rt.Flips, rt.Samples))
+		}
+		p.f("\n")
+	}
+	if rt := r.Retest; rt != nil {
+		p.retest(r.Judge, rt)
 	}
 	return p.err
+}
+
+// retest writes a judge's own noise.
+func (p *printer) retest(name string, rt *judge.Retest) {
+	p.f("%s asked twice (retest): %d of %d records flip (%.1f%%, 95%% interval %s); pi between the asks %s %s",
+		name, rt.Flips, rt.Samples, pct(rt.Flips, rt.Samples), ciPct(rt.FlipRate.CI), rt.ScottPi.Value, ciText(rt.ScottPi.CI))
+	if rt.Unreadable > 0 {
+		p.f("; %d unreadable left out", rt.Unreadable)
+	}
+	p.f("\n  a change between two prompts that flips no more than this cannot be told from the judge's own noise\n")
+}
+
+func pct(k, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return 100 * float64(k) / float64(n)
+}
+
+// ciPct writes an interval of a share in per cent.
+func ciPct(iv *metrics.Interval) string {
+	if iv == nil || !iv.Defined() {
+		return "none"
+	}
+	return fmt.Sprintf("[%.1f%%, %.1f%%]", 100*iv.Lo, 100*iv.Hi)
 }
 
 // teacher writes a teacher's counts and abstention rates.

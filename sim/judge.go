@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -148,7 +150,24 @@ func (g *gen) float() float64 { return float64(g.next()>>11) / (1 << 53) }
 
 // judgeAnswer answers a judge request of any kind: it returns the JSON
 // text, or malformed text to exercise the invalid path.
-func judgeAnswer(g *gen, req *llm.Request, naiveScale float64) (string, bool) {
+//
+// noise < 0 is the default judge: NoiseFlip, and every draw seeded by the
+// whole request. noise >= 0 (judge-noise=P) is a judge whose reading of
+// a change is the same each time it is asked (seeded by the request
+// without its sample index) and whose verdict alone flips with
+// probability noise at each ask: two asks then disagree with probability
+// 2·noise·(1-noise), the noise a retest measures.
+func judgeAnswer(g *gen, req *llm.Request, naiveScale, noise float64) (string, bool) {
+	flipper := g
+	if noise < 0 {
+		noise = NoiseFlip
+	} else if req.Sample != 0 {
+		steady := *req
+		steady.Sample = 0
+		b, _ := json.Marshal(&steady)
+		seed := sha256.Sum256(b)
+		g = &gen{state: binary.LittleEndian.Uint64(seed[:8])}
+	}
 	switch req.Schema.Name {
 	case "verdict", "rubric", "preference", "scores":
 	default:
@@ -168,7 +187,7 @@ func judgeAnswer(g *gen, req *llm.Request, naiveScale float64) (string, bool) {
 		if len(j.failing) > 0 {
 			verdict = "fail"
 		}
-		if g.float() < NoiseFlip {
+		if flipper.float() < noise {
 			verdict = map[string]string{"pass": "fail", "fail": "pass"}[verdict]
 		}
 		out = map[string]any{"reasoning": reasoning(j, verdict), "verdict": verdict}
@@ -189,8 +208,8 @@ func judgeAnswer(g *gen, req *llm.Request, naiveScale float64) (string, bool) {
 			failed[int(g.next()%uint64(len(checks)))] = true
 		}
 		flip := -1
-		if g.float() < NoiseFlip && len(checks) > 0 {
-			flip = int(g.next() % uint64(len(checks)))
+		if flipper.float() < noise && len(checks) > 0 {
+			flip = int(flipper.next() % uint64(len(checks)))
 		}
 		answers := map[string]any{}
 		for i, c := range checks {

@@ -114,7 +114,7 @@ func (m Model) Complete(ctx context.Context, name string, req *llm.Request) (*ll
 			resp.Text = text
 			return withUsage(resp, req), nil
 		}
-		if text, ok := judgeAnswer(g, req, cfg.NaiveScale); ok {
+		if text, ok := judgeAnswer(g, req, cfg.NaiveScale, cfg.JudgeNoise); ok {
 			resp.Text = text
 			return withUsage(resp, req), nil
 		}

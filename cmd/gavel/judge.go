@@ -166,6 +166,7 @@ func (a *app) evalCmd() *cobra.Command {
 	fl.StringVar(&f.cfg.TuneOn, "tune-threshold-on", "", "pick the rubric threshold on this split part (NAME:PART)")
 	fl.StringVar(&f.cfg.TuneMetric, "tune-metric", "scott_pi", "metric the threshold is tuned for")
 	fl.StringVar(&f.compare, "compare", "", "a second judge: report the paired difference")
+	fl.IntVar(&f.cfg.Retest, "retest", 0, "ask the judge again about this many records (or all, when more), as requests of their own: its own flip rate and pi between the asks")
 	fl.StringVar(&f.cfg.Version, "version", "", "evaluate this stored prompt version of the judge (a hash or a unique prefix, e.g. the one a calibration selected) beside the original it descends from, with the paired gain: with another --model, whether the calibration transfers")
 	fl.StringVar(&f.reportFile, "report", "", "write an HTML report to this file")
 	bootVar(fl, &f.cfg.Resamples, &f.cfg.Seed, 10_000)

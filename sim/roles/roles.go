@@ -72,6 +72,11 @@ type Config struct {
 	// model with other biases, on which a calibrated prompt may or may not
 	// carry over.
 	NaiveScale float64
+	// JudgeNoise, when not negative (judge-noise=P), makes the judge read
+	// a change the same way each time it is asked and flip its verdict
+	// with probability P at each ask (the default judge, -1, flips 2% and
+	// draws its reading afresh for each request).
+	JudgeNoise float64
 }
 
 // Malformed is how often a program grader's first answer is not JSON.
@@ -85,7 +90,7 @@ const DefaultTeacherError = 0.1
 // parameters (teacher-error=P, sycophant=P, family=NAME, consistent,
 // naive-scale=X, random-rules, self-preferring).
 func ParseConfig(name string) (Config, error) {
-	c := Config{TeacherError: DefaultTeacherError, NaiveScale: 1}
+	c := Config{TeacherError: DefaultTeacherError, NaiveScale: 1, JudgeNoise: -1}
 	for _, part := range strings.Split(name, ",") {
 		part = strings.TrimSpace(part)
 		key, val, hasVal := strings.Cut(part, "=")
@@ -111,6 +116,12 @@ func ParseConfig(name string) (Config, error) {
 				return c, fmt.Errorf("sim model %q: naive-scale wants a number in 0..10, not %q", name, val)
 			}
 			c.NaiveScale = x
+		case key == "judge-noise" && hasVal:
+			p, err := strconv.ParseFloat(val, 64)
+			if err != nil || p < 0 || p > 1 {
+				return c, fmt.Errorf("sim model %q: judge-noise wants a probability in 0..1, not %q", name, val)
+			}
+			c.JudgeNoise = p
 		case part == "consistent":
 			c.Consistent = true
 		case part == "random-rules":
@@ -118,7 +129,7 @@ func ParseConfig(name string) (Config, error) {
 		case part == "self-preferring":
 			c.SelfPreferring = true
 		default:
-			return c, fmt.Errorf("sim model %q: unknown parameter %q (known: teacher-error=P, sycophant=P, family=NAME, consistent, naive-scale=X, random-rules, self-preferring)", name, part)
+			return c, fmt.Errorf("sim model %q: unknown parameter %q (known: teacher-error=P, sycophant=P, family=NAME, consistent, naive-scale=X, judge-noise=P, random-rules, self-preferring)", name, part)
 		}
 	}
 	return c, nil
