@@ -46,6 +46,10 @@ type Config struct {
 	// outcome without it, to measure how often it keeps a label it would
 	// not have predicted.
 	LabelBlind bool
+	// Retest, when above 0, asks the original prompt again about that
+	// many validation records: the judge's own flip rate, the floor of
+	// every version's flips against the original.
+	Retest int
 	// Seed, when not 0, makes the editor sample: its proposal and applier
 	// requests carry the seed and EditorTemperature (default 0.7), so
 	// repeats with different seeds take different paths, while the
@@ -170,6 +174,17 @@ type Version struct {
 	ValPassRecall metrics.Value  `json:"val_pass_recall"`
 	// Unselectable says why the selection rule could not pick it.
 	Unselectable string `json:"unselectable,omitempty"`
+	// TrainUnmotivated is pi on the kept training records that motivated
+	// none of its accepted edits (nor its ancestors'): train pi without
+	// the records the edits were written for. ValFlips counts the
+	// validation records it decides otherwise than the original.
+	TrainUnmotivated metrics.Figure `json:"train_unmotivated"`
+	// UnmotivatedFixed and UnmotivatedBroken count those records it
+	// decides right where the original was wrong, and the reverse.
+	UnmotivatedFixed  int `json:"train_unmotivated_fixed"`
+	UnmotivatedBroken int `json:"train_unmotivated_broken"`
+	ValFlips          int `json:"val_flips"`
+	motivated         map[string]bool
 }
 
 // Result is a calibration's outcome.
@@ -200,6 +215,13 @@ type Result struct {
 	Conflicts int `json:"conflicts"`
 	// Selection is the rule that picked the selected version, and why.
 	Selection Selection `json:"selection"`
+	// BlindAgreement (with LabelBlind) sets the teacher's blind
+	// predictions beside the judge on the same training records; Retest
+	// (with Retest) is the original prompt asked twice on validation.
+	BlindAgreement *BlindAgreement `json:"blind_agreement,omitempty"`
+	Retest         *judge.Retest   `json:"retest,omitempty"`
+	// Warnings are what the calibration found that a reader must know.
+	Warnings []string `json:"warnings,omitempty"`
 	// On the test part: the original prompt, the original with its rubric
 	// threshold tuned on train (nil for binary judges), the selected
 	// prompt, and the paired difference selected minus original.
@@ -365,8 +387,19 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Retest > 0 && valV != nil {
+		rt, pending, err := retestOriginal(ctx, client, cfg, data.Val, valV)
+		if err != nil {
+			return nil, err
+		}
+		s1.pending += pending
+		res.Retest = rt
+	}
 	if err := s1.err(); err != nil {
 		return nil, err
+	}
+	if cfg.LabelBlind && len(res.Predictions) > 0 {
+		res.BlindAgreement = blindAgreement(data.Train, res.Predictions, orig, trainAll, cfg.Boot)
 	}
 	res.Decisions = ds
 	res.Teacher = teacher.Summarise(data.Train, ds)
@@ -379,11 +412,13 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 		justification[d.RecordID] = d.Justification
 	}
 
-	cur := &Version{Hash: orig.Version(), Spec: orig}
+	cur := &Version{Hash: orig.Version(), Spec: orig, motivated: map[string]bool{}}
 	curTrain := subset(trainAll, kept)
+	origTrain := curTrain
 	if err := c.measure(cur, kept, curTrain, data.Val, valV); err != nil {
 		return nil, err
 	}
+	cur.TrainUnmotivated, _, _ = unmotivated(orig, orig, kept, curTrain, origTrain, cur.motivated, cfg.Boot)
 	if err := c.saveVersion(cur); err != nil {
 		return nil, err
 	}
@@ -491,6 +526,15 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 		}
 		if err := c.measure(next, kept, nextTrain, data.Val, nextVal); err != nil {
 			return nil, err
+		}
+		next.motivated = motivatedBy(cur.motivated, accepted)
+		next.TrainUnmotivated, next.UnmotivatedFixed, next.UnmotivatedBroken = unmotivated(revised, orig, kept, nextTrain, origTrain, next.motivated, cfg.Boot)
+		next.ValFlips = flipsBetween(revised, orig, data.Val, nextVal, valV)
+		if next.TrainPi.Defined() && res.Versions[0].TrainPi.Defined() && next.TrainPi.V > res.Versions[0].TrainPi.V &&
+			next.UnmotivatedFixed <= next.UnmotivatedBroken {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("version %d (%.12s) gains on train only on the records its edits were written for: "+
+				"of the %s kept training records that motivated none of its edits it fixes %d and breaks %d; expect no gain out of sample unless validation shows one",
+				it, next.Hash, unmotivatedCount(kept, next.motivated), next.UnmotivatedFixed, next.UnmotivatedBroken))
 		}
 		if err := c.saveVersion(next); err != nil {
 			return nil, err

@@ -79,6 +79,10 @@ type CalibrateResult struct {
 	Selection        refine.Selection      `json:"selection"`
 	Versions         []*refine.Version     `json:"versions"`
 	RevisionsRefused []refine.RefusalCount `json:"revisions_refused"`
+	// BlindAgreement (--label-blind) and Retest (--retest): the
+	// calibration's reference points (refine.Result's).
+	BlindAgreement *refine.BlindAgreement `json:"blind_agreement,omitempty"`
+	Retest         *judge.Retest          `json:"retest,omitempty"`
 
 	// Result is the (first) calibration; Without the ablated one.
 	Result  *refine.Result `json:"-"`
@@ -165,6 +169,7 @@ func CalibrateOne(ctx context.Context, env *Env, st CalibrationStore, data refin
 func (out *CalibrateResult) fill(res *refine.Result) {
 	out.Result, out.Judges, out.Teacher, out.LabelBlind = res, []refine.JudgeSummary{res.Summary()}, res.Teacher, res.Blind
 	out.Conflicts, out.Selection, out.Versions, out.RevisionsRefused = res.Conflicts, res.Selection, res.Versions, refine.CountRefusals(res.Refused)
+	out.BlindAgreement, out.Retest = res.BlindAgreement, res.Retest
 }
 
 // Calibrate runs a calibration (or cfg.Repeats of them, or one with and

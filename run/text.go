@@ -224,16 +224,23 @@ func (p *printer) calibration(tag string, r *refine.Result) {
 		p.f("label-blind check of %s: predicted %d, %d contrary to the recorded label; kept %d of those: rationalisation rate %s %s\n",
 			b.Model, b.Predicted, b.Contrary, b.Rationalised, b.RationalisationRate.Value, ciText(b.RationalisationRate.CI))
 	}
+	if b := r.BlindAgreement; b != nil {
+		p.f("the blind teacher against the outcomes on %d training records: pi %s %s; the judge on the same records %s %s; difference %s %s\n",
+			b.Records, b.Value, ciText(b.CI), b.Judge.Value, ciText(b.Judge.CI), b.Difference.Value, ciText(b.Difference.CI))
+	}
+	if rt := r.Retest; rt != nil {
+		p.retest(r.Judge+" (original, on validation)", rt)
+	}
 	p.f("%s%s: %d iteration(s); stopped: %s\n", tag, r.Judge, r.Iterations, r.StopReason)
 	tw := p.table(true)
-	fmt.Fprintf(tw, "\tversion\thash\ttrain pi\tval pi\tval gain [%.0f%%]\tval fail recall\tval pass recall\tdisagreements\taccepted\tdropped\t\n", 100*r.Selection.Level)
+	fmt.Fprintf(tw, "\tversion\thash\ttrain pi\tunmotivated pi\tval pi\tval gain [%.0f%%]\tval flips\tval fail recall\tval pass recall\tdisagreements\taccepted\tdropped\t\n", 100*r.Selection.Level)
 	for i, v := range r.Versions {
 		mark := ""
 		if i == r.Selected {
 			mark = "*"
 		}
-		fmt.Fprintf(tw, "\t%d%s\t%.12s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t\n", v.Iteration, mark, v.Hash, v.TrainPi, v.ValPi, gainText(v.ValGain),
-			shortValue(v.ValFailRecall), shortValue(v.ValPassRecall), v.Disagreements, len(v.Accepted), v.Dropped)
+		fmt.Fprintf(tw, "\t%d%s\t%.12s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t\n", v.Iteration, mark, v.Hash, v.TrainPi, shortValue(v.TrainUnmotivated.Value), v.ValPi, gainText(v.ValGain),
+			v.ValFlips, shortValue(v.ValFailRecall), shortValue(v.ValPassRecall), v.Disagreements, len(v.Accepted), v.Dropped)
 	}
 	p.flush(tw)
 	p.f("  selected by %s: %s\n", r.Selection.Rule, r.Selection.Why)
@@ -337,6 +344,10 @@ func (r *CalibrateResult) Warnings() []string {
 			ws = append(ws, res.Panel.Warning)
 		}
 		ws = append(ws, teacherWarnings(res.Teacher)...)
+		ws = append(ws, res.Warnings...)
+		if b := res.BlindAgreement; b != nil && b.Note != "" {
+			ws = append(ws, b.Note)
+		}
 	}
 	return ws
 }

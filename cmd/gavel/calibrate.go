@@ -73,6 +73,7 @@ func (a *app) calibrateCmd() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.teacherModel, "teacher-model", "", "teacher model (default --model); several, comma-separated (openai:A,anthropic:B), make a panel")
 	fl.StringVar(&f.quorum, "teacher-quorum", "all", "with several teacher models: how many must agree to keep or correct a label: all, majority or a number")
+	fl.IntVar(&f.cfg.Refine.Retest, "retest", 0, "ask the original prompt again about this many validation records (or all): the judge's own flip rate, beside each version's flips")
 	fl.BoolVar(&f.cfg.Refine.LabelBlind, "label-blind", false, "first ask each teacher to predict each training outcome without seeing it, and report how often it keeps a label it would not have predicted (its rationalisation rate)")
 	fl.StringVar(&f.cfg.Refine.EditorModel, "editor-model", "", "model that proposes and applies edits (default --model)")
 	fl.IntVar(&f.cfg.Repeats, "repeats", 0, "run the calibration this many times (at least 2) with seeds 1..K, the editor sampling at temperature 0.7, and report the gain's spread, the edits' acceptance and the selection's stability")
