@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -37,6 +38,27 @@ func WorldWith(seed uint64, fatal []string) *World {
 		w.fatal[s] = slices.Contains(fatal, s.Name)
 	}
 	return w
+}
+
+// ParseFatal is the world of seed whose fatal signals are the names
+// given, comma-separated ("none" for no fatal signal); an unknown name is
+// an error that lists the known ones.
+func ParseFatal(seed uint64, names string) (*World, error) {
+	var list []string
+	for _, n := range strings.Split(names, ",") {
+		if n = strings.TrimSpace(n); n == "" || n == "none" {
+			continue
+		}
+		if !slices.ContainsFunc(Signals, func(s *Signal) bool { return s.Name == n }) {
+			var known []string
+			for _, s := range Signals {
+				known = append(known, s.Name)
+			}
+			return nil, fmt.Errorf("no signal %q (the signals: %s)", n, strings.Join(known, ", "))
+		}
+		list = append(list, n)
+	}
+	return WorldWith(seed, list), nil
 }
 
 // Effect is what a signal does to a change's outcome in this world.

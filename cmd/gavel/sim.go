@@ -18,7 +18,7 @@ func (a *app) simCmd() *cobra.Command {
 		Args:  args(cobra.NoArgs),
 	}
 	var opt sim.WorldOptions
-	var out string
+	var out, fatal string
 	records := &cobra.Command{
 		Use:   "records -o FILE.jsonl",
 		Short: "Write synthetic records: Go patches built from signals, with outcomes that follow them",
@@ -29,6 +29,13 @@ func (a *app) simCmd() *cobra.Command {
 			}
 			if opt.N < 1 {
 				return usagef("--n must be at least 1")
+			}
+			if fatal != "" {
+				w, err := sim.ParseFatal(opt.Seed, fatal)
+				if err != nil {
+					return usagef("--fatal: %v", err)
+				}
+				opt.World = w
 			}
 			res, err := run.SimRecords(opt, out, a.writeFile)
 			if err != nil {
@@ -44,6 +51,7 @@ func (a *app) simCmd() *cobra.Command {
 	records.Flags().IntVar(&opt.N, "n", 600, "number of records")
 	records.Flags().Uint64Var(&opt.Seed, "seed", 1, "seed of the world")
 	records.Flags().IntVar(&opt.Months, "months", 6, "months the records' times span")
+	records.Flags().StringVar(&fatal, "fatal", "", "the world's truth: the signals that fail a change, comma-separated (none: no signal; default: drawn from the seed)")
 	records.Flags().BoolVar(&opt.WithFiles, "with-files", false, "give each record context.files, the files its change touches before it (as ingest --repo adds them)")
 	records.Flags().Float64Var(&opt.HiddenFailEnd, "hidden-fail-end", 0, "make the world decay: hidden failures (no visible cause) rise to this rate by the end of the span (default: no decay)")
 	records.Flags().StringVarP(&out, "output", "o", "", "file to write")
