@@ -1,12 +1,15 @@
 package run
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/gavelhq/gavel/acr"
 	bexec "github.com/gavelhq/gavel/bench/exec"
+	"github.com/gavelhq/gavel/bench/problems"
 	"github.com/gavelhq/gavel/deploy"
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/llm"
@@ -146,4 +149,25 @@ func WriteRound(r *acr.Round, files ACRFiles, simulated bool, write func(name st
 		lines = append(lines, r.Lineage(it, simulated))
 	}
 	return acr.Stats(lines)[0], nil
+}
+
+// LoadInstructions reads ACR instructions in one of the formats (a bad
+// format or language is the caller's mistake, a field error); each problem
+// set aside as an erratum is told to warn.
+func LoadInstructions(file, format string, limit int, warn func(string)) ([]*acr.Instruction, error) {
+	if file == "" {
+		return nil, deploy.FieldErrorf("instructions", "--instructions FILE is needed")
+	}
+	ins, aside, err := acr.LoadInstructions(file, format, limit)
+	var le *problems.LanguageError
+	switch {
+	case errors.Is(err, acr.ErrFormat), errors.As(err, &le):
+		return nil, deploy.FieldErrorf("format", "%v", err)
+	case err != nil:
+		return nil, err
+	}
+	for _, p := range aside {
+		warn(fmt.Sprintf("%s set aside: %s", p.ID, p.Erratum))
+	}
+	return ins, nil
 }

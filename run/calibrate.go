@@ -40,6 +40,11 @@ type CalibrateConfig struct {
 	GavelVersion string
 	// MaxInputChars, when above 0, cuts each longer input (CutRecords).
 	MaxInputChars int
+	// Starts, when given, are the starting prompts of a framing search
+	// (--start): each judged on train and validation before any edit,
+	// reported side by side, and the loop run from the best (Refine.Judge
+	// is replaced by it).
+	Starts []*judge.Spec
 }
 
 // Ablation is a calibration without one of the judge's inputs.
@@ -83,6 +88,8 @@ type CalibrateResult struct {
 	// calibration's reference points (refine.Result's).
 	BlindAgreement *refine.BlindAgreement `json:"blind_agreement,omitempty"`
 	Retest         *judge.Retest          `json:"retest,omitempty"`
+	// Starts is the framing search (--start): every starting prompt.
+	Starts []Start `json:"starts,omitempty"`
 
 	// Result is the (first) calibration; Without the ablated one.
 	Result  *refine.Result `json:"-"`
@@ -181,11 +188,24 @@ func Calibrate(ctx context.Context, env *Env, st CalibrationStore, cfg Calibrate
 		return nil, err
 	}
 	cfg.Data = CutData(cfg.Data, cfg.MaxInputChars)
+	var starts []Start
+	if len(cfg.Starts) > 0 {
+		boot := cfg.Refine.Boot
+		boot.Groups = nil
+		var best int
+		if starts, best, err = searchStarts(ctx, env, cfg.Refine.Model, cfg.Starts, cfg.Data, cfg.Refine.Concurrency, boot); err != nil {
+			return nil, err
+		}
+		cfg.Refine.Judge = cfg.Starts[best]
+		if ablated, err = checkCalibrate(&cfg); err != nil {
+			return nil, err
+		}
+	}
 	rc, s := cfg.Refine, cfg.Refine.Judge
 	one := func(rc refine.Config) (*refine.Result, error) {
 		return CalibrateOne(ctx, env, st, cfg.Data, cfg.Split, rc, progress)
 	}
-	out := &CalibrateResult{ResultVersion: ResultVersion, Simulated: cfg.Simulated, Split: cfg.Split,
+	out := &CalibrateResult{ResultVersion: ResultVersion, Simulated: cfg.Simulated, Split: cfg.Split, Starts: starts,
 		InputsCut: cutCount(cfg.Data.Train, cfg.Data.Val, cfg.Data.Test), ValRecords: len(cfg.Data.Val), ValGroups: groupCount(cfg.Data.Val)}
 	var res *refine.Result
 	if cfg.Repeats > 0 {

@@ -319,6 +319,9 @@ func (p *printer) repeats(runs []refine.Run, s *refine.RepeatSummary) {
 func (r *CalibrateResult) WriteText(w io.Writer) error {
 	p := &printer{w: w}
 	tag := SimTag(r.Simulated)
+	if len(r.Starts) > 0 {
+		p.starts(r.Starts)
+	}
 	p.calibration(tag, r.Result)
 	if r.RepeatsSummary != nil {
 		p.repeats(r.Repeats, r.RepeatsSummary)

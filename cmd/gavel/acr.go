@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gavelhq/gavel/acr"
-	"github.com/gavelhq/gavel/bench/problems"
 	"github.com/gavelhq/gavel/llm"
 	"github.com/gavelhq/gavel/queue"
 	"github.com/gavelhq/gavel/report"
@@ -72,26 +70,10 @@ func (f *acrFlags) simulated() bool {
 	return isSim(f.cfg.Generator) || isSim(f.cfg.JudgeModel) || isSim(f.cfg.CriticModel)
 }
 
-// loadInstructions reads instructions in one of the formats; problems set
-// aside as errata are named on stderr.
+// loadInstructions reads instructions (run.LoadInstructions), naming
+// the problems set aside on stderr.
 func (a *app) loadInstructions(file, format string, limit int) ([]*acr.Instruction, error) {
-	if file == "" {
-		return nil, usagef("--instructions FILE is needed")
-	}
-	ins, aside, err := acr.LoadInstructions(file, format, limit)
-	var le *problems.LanguageError
-	switch {
-	case errors.Is(err, acr.ErrFormat):
-		return nil, usagef("--format: %v", err)
-	case errors.As(err, &le):
-		return nil, usagef("--format: %v", err)
-	case err != nil:
-		return nil, err
-	}
-	for _, p := range aside {
-		fmt.Fprintf(a.stderr, "%s set aside: %s\n", p.ID, p.Erratum)
-	}
-	return ins, nil
+	return run.LoadInstructions(file, format, limit, func(line string) { fmt.Fprintln(a.stderr, line) })
 }
 
 // acrSetup is what a round or a check needs: the round's machinery and

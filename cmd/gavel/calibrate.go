@@ -58,7 +58,7 @@ type calibrateFlags struct {
 	judgeFlags
 	cfg                  run.CalibrateConfig
 	teacherModel, quorum string
-	reportFile           string
+	reportFile, starts   string
 }
 
 func (a *app) calibrateCmd() *cobra.Command {
@@ -73,6 +73,7 @@ func (a *app) calibrateCmd() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.teacherModel, "teacher-model", "", "teacher model (default --model); several, comma-separated (openai:A,anthropic:B), make a panel")
 	fl.StringVar(&f.quorum, "teacher-quorum", "all", "with several teacher models: how many must agree to keep or correct a label: all, majority or a number")
+	fl.StringVar(&f.starts, "start", "", "starting prompts to try before the loop, comma-separated (passfail,predict,spec.yaml): each judged on train and val side by side, the loop run from the best (replaces --judge)")
 	fl.IntVar(&f.cfg.Refine.Retest, "retest", 0, "ask the original prompt again about this many validation records (or all): the judge's own flip rate, beside each version's flips")
 	fl.BoolVar(&f.cfg.Refine.LabelBlind, "label-blind", false, "first ask each teacher to predict each training outcome without seeing it, and report how often it keeps a label it would not have predicted (its rationalisation rate)")
 	fl.StringVar(&f.cfg.Refine.EditorModel, "editor-model", "", "model that proposes and applies edits (default --model)")
@@ -99,6 +100,16 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 		return err
 	}
 	cfg := f.cfg
+	for _, name := range strings.FieldsFunc(f.starts, func(r rune) bool { return r == ',' }) {
+		sp, err := f.loadJudge(strings.TrimSpace(name))
+		if err != nil {
+			return err
+		}
+		cfg.Starts = append(cfg.Starts, sp)
+	}
+	if len(cfg.Starts) > 0 {
+		s = cfg.Starts[0]
+	}
 	if cfg.Refine.Quorum, err = teacher.ParseQuorum(f.quorum); err != nil {
 		return usagef("--teacher-quorum: %v", err)
 	}

@@ -57,3 +57,82 @@ func TestRetestMeasuresTheJudgesNoise(t *testing.T) {
 		}
 	}
 }
+
+type valueCI struct {
+	Value *float64 `json:"value"`
+	CI    *struct {
+		Lo, Hi float64
+	} `json:"ci"`
+}
+
+// calibrate --json carries the framing search (starts, each on train and
+// val with intervals, the loop run from the chosen), the blind teacher
+// beside the judge on the same records, the judge's retest, and per
+// version its agreement on the training records that motivated none of
+// its edits.
+func TestCalibrateReportsItsReferencePoints(t *testing.T) {
+	db := simStore(t, filepath.Join(t.TempDir(), "w"), 300)
+	var out struct {
+		Judges []struct {
+			Judge string `json:"judge"`
+		} `json:"judges"`
+		Starts []struct {
+			Judge   string  `json:"judge"`
+			Train   valueCI `json:"train"`
+			Val     valueCI `json:"val"`
+			ValGain valueCI `json:"val_gain"`
+			Chosen  bool    `json:"chosen"`
+		} `json:"starts"`
+		BlindAgreement *struct {
+			Records int     `json:"records"`
+			Value   float64 `json:"value"`
+			CI      *struct{ Lo, Hi float64 }
+			Judge   valueCI `json:"judge"`
+		} `json:"blind_agreement"`
+		Retest   *retestJSON `json:"retest"`
+		Versions []struct {
+			TrainUnmotivated valueCI  `json:"train_unmotivated"`
+			TrainPi          *float64 `json:"train_scott_pi"`
+			Accepted         []any    `json:"accepted"`
+		} `json:"versions"`
+	}
+	decodeJSON(t, mustGavel(t, db, "calibrate", "--start", "passfail,predict", "--split", "main", "--model", "sim:judge-noise=0.1",
+		"--max-iter", "2", "--label-blind", "--retest", "40", "--resamples", "300", "--json"), &out)
+	if len(out.Starts) != 2 || out.Starts[0].Judge != "passfail" || out.Starts[1].Judge != "predict" {
+		t.Fatalf("starts: %+v", out.Starts)
+	}
+	chosen := ""
+	for _, s := range out.Starts {
+		if s.Train.Value == nil || s.Train.CI == nil || s.Val.Value == nil || s.Val.CI == nil || s.ValGain.CI == nil {
+			t.Fatalf("a start without its figures: %+v", s)
+		}
+		if s.Chosen {
+			if chosen != "" {
+				t.Fatal("two starts chosen")
+			}
+			chosen = s.Judge
+		}
+	}
+	if chosen == "" || len(out.Judges) != 1 || out.Judges[0].Judge != chosen {
+		t.Fatalf("the loop ran from %+v, the start chosen is %q", out.Judges, chosen)
+	}
+	if b := out.BlindAgreement; b == nil || b.Records < 100 || b.CI == nil || b.Judge.Value == nil || b.Judge.CI == nil {
+		t.Fatalf("blind_agreement: %+v", out.BlindAgreement)
+	}
+	if rt := out.Retest; rt == nil || rt.Samples < 30 || rt.ScottPi.Value == nil {
+		t.Fatalf("retest: %+v", out.Retest)
+	}
+	if len(out.Versions) < 2 {
+		t.Fatalf("versions: %d", len(out.Versions))
+	}
+	// The original motivated nothing: its unmotivated pi is its train pi.
+	v0 := out.Versions[0]
+	if v0.TrainUnmotivated.Value == nil || v0.TrainPi == nil || *v0.TrainUnmotivated.Value != *v0.TrainPi {
+		t.Fatalf("the original's unmotivated pi %v, train pi %v", v0.TrainUnmotivated.Value, v0.TrainPi)
+	}
+	for _, v := range out.Versions[1:] {
+		if len(v.Accepted) > 0 && v.TrainUnmotivated.CI == nil {
+			t.Fatalf("a version without its unmotivated interval: %+v", v)
+		}
+	}
+}
