@@ -19,6 +19,11 @@ const (
 	Malformed       = 0.03 // a first answer that is not JSON
 	MalformedRepair = 0.3  // a repair answer that is still not JSON
 	SpuriousCheck   = 0.2  // a rubric check failed for no good reason when the patch shows a signal the prompt says nothing about
+	// OutcomeTaste scales the naive bias against a taste trait when the
+	// prompt asks for the change's outcome (will its tests pass, will it
+	// be accepted) rather than for a review: a model asked what will
+	// happen weighs what breaks, not what it would have written.
+	OutcomeTaste = 0.3
 )
 
 type prompt = roles.Prompt
@@ -106,7 +111,7 @@ func present(patch string) ([]*Signal, map[*Signal]string) {
 // reviewer's biases for what the prompt says nothing about. Against a
 // reference, every hunk the reference does not need stands out; without
 // one, the judge notices each signal as often as it is visible.
-func review(g *gen, patch string, rs []rule, referenceShown bool, naiveScale float64) judgement {
+func review(g *gen, patch string, rs []rule, referenceShown bool, naiveScale float64, outcome bool) judgement {
 	var j judgement
 	trust := 0.0
 	sigs, lines := present(patch)
@@ -131,7 +136,11 @@ func review(g *gen, patch string, rs []rule, referenceShown bool, naiveScale flo
 				}
 				continue
 			}
-			if g.float() < min(1, s.Naive*naiveScale) {
+			bias := s.Naive * naiveScale
+			if outcome && s.Taste {
+				bias *= OutcomeTaste
+			}
+			if g.float() < min(1, bias) {
 				j.failing = append(j.failing, finding{s, -1})
 			}
 		}
@@ -178,11 +187,12 @@ func judgeAnswer(g *gen, req *llm.Request, naiveScale, noise float64) (string, b
 		return Label + " verdict: it depends", true
 	}
 	rs := rules(p.Instructions)
+	outcome := outcomeFramed(p.Instructions)
 	_, refShown := p.Data["reference"]
 	var out any
 	switch req.Schema.Name {
 	case "verdict":
-		j := review(g, p.Data["candidate"], rs, refShown, naiveScale)
+		j := review(g, p.Data["candidate"], rs, refShown, naiveScale, outcome)
 		verdict := "pass"
 		if len(j.failing) > 0 {
 			verdict = "fail"
@@ -193,7 +203,7 @@ func judgeAnswer(g *gen, req *llm.Request, naiveScale, noise float64) (string, b
 		out = map[string]any{"reasoning": reasoning(j, verdict), "verdict": verdict}
 	case "rubric":
 		checks := schemaChecks(req.Schema.JSON)
-		j := review(g, p.Data["candidate"], rs, refShown, naiveScale)
+		j := review(g, p.Data["candidate"], rs, refShown, naiveScale, outcome)
 		failed := map[int]bool{}
 		for _, f := range j.failing {
 			c := f.sig.Check
@@ -221,8 +231,8 @@ func judgeAnswer(g *gen, req *llm.Request, naiveScale, noise float64) (string, b
 		}
 		out = map[string]any{"reasoning": reasoning(j, "see checks"), "checks": answers}
 	case "preference":
-		a := review(g, p.Data["answer_a"], rs, false, naiveScale)
-		b := review(g, p.Data["answer_b"], rs, false, naiveScale)
+		a := review(g, p.Data["answer_a"], rs, false, naiveScale, outcome)
+		b := review(g, p.Data["answer_b"], rs, false, naiveScale, outcome)
 		winner := "tie"
 		switch {
 		case g.float() < 0.1: // position bias
@@ -234,7 +244,7 @@ func judgeAnswer(g *gen, req *llm.Request, naiveScale, noise float64) (string, b
 		}
 		out = map[string]any{"reasoning": fmt.Sprintf("%s A raises %d concerns, B %d.", Label, len(a.failing), len(b.failing)), "winner": winner}
 	case "scores":
-		j := review(g, p.Data["candidate"], rs, false, naiveScale)
+		j := review(g, p.Data["candidate"], rs, false, naiveScale, outcome)
 		lo, hi := roles.SchemaScale(req.Schema.JSON)
 		scores := map[string]any{}
 		for _, c := range roles.SchemaCriteria(req.Schema.JSON) {

@@ -116,6 +116,15 @@ var (
 		"must not", "dangerous", "unsafe", "grounds for"}
 )
 
+// outcomeCues say that a prompt asks for a change's outcome (will its
+// tests pass, will it be accepted) rather than for a review of it.
+var outcomeCues = []string{"predict that outcome", "predict the outcome", "predict what will happen", "predict what happened",
+	"will its tests pass", "whether its tests will pass", "will pass its tests", "its tests will pass"}
+
+// outcomeFramed reports whether a prompt's instructions (lower case) ask
+// for the outcome.
+func outcomeFramed(instructions string) bool { return containsAny(instructions, outcomeCues) }
+
 // stanceOf reads a sentence's stance.
 func stanceOf(sentence string) Stance {
 	switch {

@@ -58,6 +58,12 @@ type Signal struct {
 	// Check is the index of the rubric check (of five) this signal bears
 	// on, for the simulated rubric judge.
 	Check int
+	// Taste marks a trait a reviewer may hold against a change that
+	// alters no behaviour a test checks (formatting, logging, a version
+	// bump, comments, a TODO): a judge asked to predict the outcome
+	// rather than to review holds it against a change less often
+	// (OutcomeTaste). Whether it fails changes is the world's (Prior).
+	Taste bool
 	// Snippets are the signal's forms; Detect finds the signal in a patch.
 	Snippets []Snippet
 	Detect   func(patch string) bool
@@ -275,7 +281,7 @@ var UnlockedAccess = &Signal{
 var CosmeticReformat = &Signal{
 	Name:   "cosmetic_reformat",
 	Phrase: "reformats or reorders code without changing behaviour (a large diff)",
-	Prior:  0.15, Naive: 0.45, Visible: 0.95, Check: 4,
+	Prior:  0.15, Naive: 0.45, Visible: 0.95, Check: 4, Taste: true,
 	Snippets: []Snippet{
 		{"model/types.go", "type Item struct {\n\tID string\n\tName string\n\tQty int\n\tPrice int64\n\tTags []string\n}\n\ntype Order struct {\n\tID string\n\tItems []Item\n\tCustomer string\n\tStatus string\n}\n\nconst (\n\tStatusNew = \"new\"\n\tStatusPaid = \"paid\"\n\tStatusShipped = \"shipped\"\n)\n",
 			"const (\n\tStatusNew     = \"new\"\n\tStatusPaid    = \"paid\"\n\tStatusShipped = \"shipped\"\n)\n\ntype Order struct {\n\tID       string\n\tCustomer string\n\tItems    []Item\n\tStatus   string\n}\n\ntype Item struct {\n\tID    string\n\tName  string\n\tPrice int64\n\tQty   int\n\tTags  []string\n}\n"},
@@ -306,7 +312,7 @@ var CosmeticReformat = &Signal{
 var AddedLogging = &Signal{
 	Name:   "added_logging",
 	Phrase: "adds logging statements",
-	Prior:  0.1, Naive: 0.1, Visible: 0.9, Check: 4,
+	Prior:  0.1, Naive: 0.1, Visible: 0.9, Check: 4, Taste: true,
 	Snippets: []Snippet{
 		{"sync/run.go", "func (s *Syncer) Run(ctx context.Context) error {\n\tfor _, src := range s.sources {\n\t\tif err := s.pull(ctx, src); err != nil {\n\t\t\treturn err\n\t\t}\n\t}\n\treturn nil\n}\n",
 			"func (s *Syncer) Run(ctx context.Context) error {\n\tlog.Printf(\"sync: %d sources\", len(s.sources))\n\tfor _, src := range s.sources {\n\t\tlog.Printf(\"sync: pulling %s\", src.Name)\n\t\tif err := s.pull(ctx, src); err != nil {\n\t\t\treturn err\n\t\t}\n\t}\n\treturn nil\n}\n"},
@@ -320,7 +326,7 @@ var AddedLogging = &Signal{
 var DependencyBump = &Signal{
 	Name:   "dependency_bump",
 	Phrase: "updates a dependency version in go.mod",
-	Prior:  0.35, Naive: 0.25, Visible: 0.95, Check: 2,
+	Prior:  0.35, Naive: 0.25, Visible: 0.95, Check: 2, Taste: true,
 	Snippets: []Snippet{
 		{"go.mod", "require (\n\tgithub.com/google/uuid v1.5.0\n\tgolang.org/x/sync v0.6.0\n)\n",
 			"require (\n\tgithub.com/google/uuid v1.6.0\n\tgolang.org/x/sync v0.6.0\n)\n"},
@@ -336,7 +342,7 @@ var DependencyBump = &Signal{
 var AddedComments = &Signal{
 	Name:   "added_comments",
 	Phrase: "adds or rewrites doc comments",
-	Prior:  0.03, Naive: -0.05, Visible: 0.9, Check: 4,
+	Prior:  0.03, Naive: -0.05, Visible: 0.9, Check: 4, Taste: true,
 	Snippets: []Snippet{
 		{"geo/distance.go", "func Distance(a, b Point) float64 {\n\treturn haversine(a, b)\n}\n",
 			"// Distance returns the great-circle distance between a and b in\n// kilometres, by the haversine formula.\nfunc Distance(a, b Point) float64 {\n\treturn haversine(a, b)\n}\n"},
@@ -358,7 +364,7 @@ var AddedComments = &Signal{
 var TodoLeft = &Signal{
 	Name:   "todo_left",
 	Phrase: "leaves a TODO comment",
-	Prior:  0.2, Naive: 0.4, Visible: 0.95, Check: 4,
+	Prior:  0.2, Naive: 0.4, Visible: 0.95, Check: 4, Taste: true,
 	Snippets: []Snippet{
 		{"report/render.go", "func Render(w io.Writer, r *Report) error {\n\treturn tmpl.Execute(w, r)\n}\n",
 			"func Render(w io.Writer, r *Report) error {\n\t// TODO: paginate long reports\n\treturn tmpl.Execute(w, r)\n}\n"},

@@ -136,3 +136,42 @@ func TestCalibrateReportsItsReferencePoints(t *testing.T) {
 		}
 	}
 }
+
+// The two framings on two simulated worlds. Where taste traits
+// (formatting, logging, a version bump, a TODO) fail no change, the
+// outcome-framed predict passes the passing changes that the review-framed
+// passfail fails for taste: its pass recall and fail precision are ahead,
+// paired. Where the same traits do fail changes (the outcome is the
+// reviewers' taste), predict is not ahead. (On pi it is not ahead in the
+// first world either: much of passfail's recall there is failures it
+// catches for a taste trait they happen to show. See the README.)
+func TestPredictAgainstPassfailOnTwoWorlds(t *testing.T) {
+	bugs := "dropped_error_check,off_by_one,deleted_test,renamed_exported_api,swallowed_error,nil_map_write,hardcoded_result,ignored_context,unlocked_access"
+	type fig struct {
+		Value float64
+		CI    struct{ Lo, Hi float64 }
+	}
+	compare := func(fatal string) map[string]fig {
+		dir := t.TempDir()
+		db := filepath.Join(dir, "gavel.db")
+		world := filepath.Join(dir, "world.jsonl")
+		mustGavel(t, db, "sim", "records", "--n", "3000", "--seed", "7", "--fatal", fatal, "-o", world)
+		mustGavel(t, db, "ingest", world)
+		mustGavel(t, db, "split", "main", "--exclude-status", "draft")
+		var out struct {
+			Compare struct {
+				Difference map[string]fig `json:"difference"`
+			} `json:"compare"`
+		}
+		decodeJSON(t, mustGavel(t, db, "eval", "--judge", "predict", "--compare", "passfail", "--split", "main:test", "--model", "sim", "--resamples", "2000", "--json"), &out)
+		return out.Compare.Difference
+	}
+	benign := compare(bugs)
+	if benign["pass_recall"].CI.Lo <= 0 || benign["fail_precision"].CI.Lo <= 0 {
+		t.Fatalf("taste benign: predict minus passfail %+v; want pass recall and fail precision ahead", benign)
+	}
+	fatal := compare(bugs + ",cosmetic_reformat,dependency_bump,todo_left,added_logging")
+	if fatal["scott_pi"].CI.Lo > 0 || fatal["scott_pi"].Value >= benign["scott_pi"].Value {
+		t.Fatalf("taste fatal: predict minus passfail %+v (benign world: %+v); want predict not ahead", fatal["scott_pi"], benign["scott_pi"])
+	}
+}
