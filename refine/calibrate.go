@@ -46,6 +46,12 @@ type Config struct {
 	// outcome without it, to measure how often it keeps a label it would
 	// not have predicted.
 	LabelBlind bool
+	// ValidateEdits keeps an edit (or balanced pair) only if, applied
+	// alone, it fixes at least as many verdicts as it breaks on
+	// ValidateSample (default 40) kept training records that motivated
+	// none of it.
+	ValidateEdits  bool
+	ValidateSample int
 	// Retest, when above 0, asks the original prompt again about that
 	// many validation records: the judge's own flip rate, the floor of
 	// every version's flips against the original.
@@ -89,6 +95,9 @@ func (cfg Config) sample(req *llm.Request) {
 func (cfg Config) withDefaults() Config {
 	if cfg.MaxIter <= 0 {
 		cfg.MaxIter = 5
+	}
+	if cfg.ValidateSample <= 0 {
+		cfg.ValidateSample = DefaultValidateSample
 	}
 	if len(cfg.TeacherModels) > 0 {
 		cfg.TeacherModel = cfg.TeacherModels[0]
@@ -461,6 +470,17 @@ func Calibrate(ctx context.Context, client llm.Client, st Store, data Data, cfg 
 		for _, p := range all {
 			if inPrompt(cur.Spec, p) {
 				droppedEdits = append(droppedEdits, DroppedEdit{p, "already in the prompt"})
+			}
+		}
+		if cfg.ValidateEdits && len(accepted) > 0 {
+			var failed []DroppedEdit
+			if accepted, failed, err = c.validateEdits(it, cur, kept, curTrain, accepted); err != nil {
+				return nil, err
+			}
+			droppedEdits = append(droppedEdits, failed...)
+			if len(accepted) == 0 {
+				res.StopReason = fmt.Sprintf("iteration %d: no edit passed validation (%d dropped: each fixed fewer other training records than it broke)", it, len(failed))
+				break
 			}
 		}
 		if len(accepted) == 0 {

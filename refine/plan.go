@@ -17,7 +17,9 @@ import (
 // proposer on every kept training record the version gets wrong (at most
 // all of train), the applier (two calls when the first revision is
 // refused), the new version on the kept training records and on val; and
-// at the end the selected version on test.
+// at the end the selected version on test. With ValidateEdits, each edit
+// unit alone: an applier call (two when refused) and the judge on a
+// sample of other training records, at most one unit per disagreement.
 func Plan(ctx context.Context, plan *llm.Plan, cache llm.Cache, data Data, cfg Config) error {
 	cfg = cfg.withDefaults()
 	orig := cfg.Judge
@@ -111,6 +113,15 @@ func Plan(ctx context.Context, plan *llm.Plan, cache llm.Cache, data Data, cfg C
 	plan.Bound("proposer", "iterations: proposals from disagreements", propLike, iters*len(data.Train), n*prop)
 	plan.Bound("applier", "iterations: prompt revisions", applier, 2*iters, 2*n*(applierIn+int64(cfg.MaxPromptChars)/4))
 	plan.Bound("judge", "iterations: new versions on train (kept) and val", judgeLike, iters*(len(data.Train)+len(data.Val)), n*(judgeTrain+judgeVal))
+	if cfg.ValidateEdits {
+		// Each edit unit alone: at most one per disagreement, each an
+		// applier call (two when refused) and the sample's judge calls.
+		units := iters * len(data.Train)
+		sample := min(cfg.ValidateSample, len(data.Train))
+		perJudge := judgeTrain / int64(max(1, len(data.Train)))
+		plan.Bound("applier", "iterations: --validate-edits, each edit alone", applier, 2*units, 2*int64(units)*(applierIn+int64(cfg.MaxPromptChars)/4))
+		plan.Bound("judge", "iterations: --validate-edits, each edit alone on other training records", judgeLike, units*sample, int64(units*sample)*perJudge)
+	}
 	plan.Bound("judge", "selected version on test", judgeLike, runs*len(data.Test), int64(runs)*judgeTest)
 	return nil
 }

@@ -1,7 +1,9 @@
 package main_test
 
 import (
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -173,5 +175,48 @@ func TestPredictAgainstPassfailOnTwoWorlds(t *testing.T) {
 	fatal := compare(bugs + ",cosmetic_reformat,dependency_bump,todo_left,added_logging")
 	if fatal["scott_pi"].CI.Lo > 0 || fatal["scott_pi"].Value >= benign["scott_pi"].Value {
 		t.Fatalf("taste fatal: predict minus passfail %+v (benign world: %+v); want predict not ahead", fatal["scott_pi"], benign["scott_pi"])
+	}
+}
+
+// --validate-edits drops the edits that, applied alone, break more other
+// training records than they fix: a proposer that writes rules without
+// reading the disagreement (sim:random-rules) has most of its edits
+// dropped, each with its counts; --dry-run counts the validation's calls.
+func TestValidateEditsDropsEditsThatHarmElsewhere(t *testing.T) {
+	db := simStore(t, filepath.Join(t.TempDir(), "w"), 600)
+	args := []string{"calibrate", "--judge", "passfail", "--split", "main", "--model", "sim", "--editor-model", "sim:random-rules", "--max-iter", "1", "--resamples", "200"}
+	var out struct {
+		Versions []struct {
+			Accepted     []any `json:"accepted"`
+			DroppedEdits []struct {
+				Why string `json:"why"`
+			} `json:"dropped_edits"`
+		} `json:"versions"`
+	}
+	decodeJSON(t, mustGavel(t, db, append(args, "--validate-edits", "--json")...), &out)
+	dropped, kept := 0, 0
+	for _, v := range out.Versions {
+		kept += len(v.Accepted)
+		for _, d := range v.DroppedEdits {
+			var fixed, broken, of int
+			if n, _ := fmt.Sscanf(d.Why, "validation: alone it fixes %d and breaks %d of %d other kept training records", &fixed, &broken, &of); n == 3 {
+				if fixed >= broken || of != 40 {
+					t.Fatalf("an edit dropped though it fixed %d and broke %d of %d", fixed, broken, of)
+				}
+				dropped++
+			}
+		}
+	}
+	if dropped == 0 || dropped <= kept {
+		t.Fatalf("random rules: %d edits dropped by validation, %d kept; want most dropped", dropped, kept)
+	}
+	var plan dryRunJSON
+	decodeJSON(t, mustGavel(t, db, append(args, "--validate-edits", "--dry-run", "--json")...), &plan)
+	found := false
+	for _, l := range plan.Lines {
+		found = found || strings.Contains(l.Stage, "--validate-edits")
+	}
+	if !found {
+		t.Fatalf("the dry run does not count the validation: %+v", plan.Lines)
 	}
 }
