@@ -45,6 +45,9 @@ type CalibrateConfig struct {
 	// reported side by side, and the loop run from the best (Refine.Judge
 	// is replaced by it).
 	Starts []*judge.Spec
+	// StartEach runs the loop from every start and selects across all
+	// their versions (--start-each).
+	StartEach bool
 }
 
 // Ablation is a calibration without one of the judge's inputs.
@@ -88,8 +91,10 @@ type CalibrateResult struct {
 	// calibration's reference points (refine.Result's).
 	BlindAgreement *refine.BlindAgreement `json:"blind_agreement,omitempty"`
 	Retest         *judge.Retest          `json:"retest,omitempty"`
-	// Starts is the framing search (--start): every starting prompt.
-	Starts []Start `json:"starts,omitempty"`
+	// Starts is the framing search (--start): every starting prompt;
+	// StartEach the selection across a calibration from each.
+	Starts    []Start    `json:"starts,omitempty"`
+	StartEach *StartEach `json:"start_each,omitempty"`
 
 	// Result is the (first) calibration; Without the ablated one.
 	Result  *refine.Result `json:"-"`
@@ -224,6 +229,26 @@ func Calibrate(ctx context.Context, env *Env, st CalibrationStore, cfg Calibrate
 			}
 		}
 		res, out.Repeats, out.RepeatsSummary = runs[0].Result, runs, sum
+	} else if cfg.StartEach && len(cfg.Starts) > 1 {
+		var all []*refine.Result
+		for _, sp := range cfg.Starts {
+			r := rc
+			r.Judge = sp
+			one, err := one(r)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, one)
+		}
+		if out.StartEach, err = selectAcrossStarts(ctx, env, cfg, all); err != nil {
+			return nil, err
+		}
+		res = all[0]
+		for i, sp := range cfg.Starts {
+			if sp.Name == out.StartEach.Chosen.Start {
+				res, s = all[i], sp
+			}
+		}
 	} else if res, err = one(rc); err != nil {
 		return nil, err
 	}

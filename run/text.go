@@ -322,6 +322,9 @@ func (r *CalibrateResult) WriteText(w io.Writer) error {
 	if len(r.Starts) > 0 {
 		p.starts(r.Starts)
 	}
+	if r.StartEach != nil {
+		p.startEach(r.StartEach)
+	}
 	p.calibration(tag, r.Result)
 	if r.RepeatsSummary != nil {
 		p.repeats(r.Repeats, r.RepeatsSummary)

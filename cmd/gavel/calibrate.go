@@ -74,6 +74,7 @@ func (a *app) calibrateCmd() *cobra.Command {
 	fl.StringVar(&f.teacherModel, "teacher-model", "", "teacher model (default --model); several, comma-separated (openai:A,anthropic:B), make a panel")
 	fl.StringVar(&f.quorum, "teacher-quorum", "all", "with several teacher models: how many must agree to keep or correct a label: all, majority or a number")
 	fl.StringVar(&f.starts, "start", "", "starting prompts to try before the loop, comma-separated (passfail,predict,spec.yaml): each judged on train and val side by side, the loop run from the best (replaces --judge)")
+	fl.BoolVar(&f.cfg.StartEach, "start-each", false, "with --start, run the loop from every start and select across all their versions (by the paired val gain over the first start)")
 	fl.BoolVar(&f.cfg.Refine.ValidateEdits, "validate-edits", false, "keep an edit (or balanced pair) only if, applied alone, it fixes at least as many verdicts as it breaks on 40 other kept training records (--dry-run counts these calls)")
 	fl.IntVar(&f.cfg.Refine.Retest, "retest", 0, "ask the original prompt again about this many validation records (or all): the judge's own flip rate, beside each version's flips")
 	fl.BoolVar(&f.cfg.Refine.LabelBlind, "label-blind", false, "first ask each teacher to predict each training outcome without seeing it, and report how often it keeps a label it would not have predicted (its rationalisation rate)")

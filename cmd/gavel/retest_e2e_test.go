@@ -220,3 +220,48 @@ func TestValidateEditsDropsEditsThatHarmElsewhere(t *testing.T) {
 		t.Fatalf("the dry run does not count the validation: %+v", plan.Lines)
 	}
 }
+
+// --start-each runs the loop from every start and selects across every
+// version of every start, against the first start's prompt; the chosen is
+// judged on test beside it.
+func TestStartEachSelectsAcrossStarts(t *testing.T) {
+	db := simStore(t, filepath.Join(t.TempDir(), "w"), 300)
+	var out struct {
+		StartEach *struct {
+			Candidates []struct {
+				Start   string  `json:"start"`
+				Version string  `json:"version"`
+				ValGain valueCI `json:"val_gain"`
+			} `json:"candidates"`
+			Chosen struct {
+				Start   string  `json:"start"`
+				Version string  `json:"version"`
+				ValGain valueCI `json:"val_gain"`
+			} `json:"chosen"`
+			Test struct {
+				Chosen, First, Gain valueCI
+			} `json:"test"`
+		} `json:"start_each"`
+		Judges []struct {
+			Judge string `json:"judge"`
+		} `json:"judges"`
+	}
+	decodeJSON(t, mustGavel(t, db, "calibrate", "--start", "passfail,predict", "--start-each", "--split", "main", "--model", "sim",
+		"--max-iter", "1", "--resamples", "300", "--json"), &out)
+	se := out.StartEach
+	if se == nil || len(se.Candidates) < 3 || se.Test.Gain.Value == nil || se.Test.Chosen.CI == nil {
+		t.Fatalf("start_each: %+v", se)
+	}
+	starts := map[string]bool{}
+	found := false
+	for i, c := range se.Candidates {
+		starts[c.Start] = true
+		found = found || c.Version == se.Chosen.Version
+		if i > 0 && c.ValGain.CI != nil && se.Chosen.ValGain.CI != nil && c.ValGain.CI.Lo > se.Chosen.ValGain.CI.Lo && c.ValGain.CI.Lo > 0 {
+			t.Fatalf("candidate %+v has a higher lower bound than the chosen %+v", c, se.Chosen)
+		}
+	}
+	if !starts["passfail"] || !starts["predict"] || !found || out.Judges[0].Judge != se.Chosen.Start {
+		t.Fatalf("candidates from %v, chosen %+v, result of %+v", starts, se.Chosen, out.Judges)
+	}
+}
