@@ -139,16 +139,15 @@ func TestCalibrateReportsItsReferencePoints(t *testing.T) {
 	}
 }
 
-// The two framings on two simulated worlds. Where taste traits
-// (formatting, logging, a version bump, a TODO) fail no change, the
-// outcome-framed predict passes the passing changes that the review-framed
-// passfail fails for taste: its pass recall and fail precision are ahead,
-// paired. Where the same traits do fail changes (the outcome is the
-// reviewers' taste), predict is not ahead. (On pi it is not ahead in the
-// first world either: much of passfail's recall there is failures it
-// catches for a taste trait they happen to show. See the README.)
-func TestPredictAgainstPassfailOnTwoWorlds(t *testing.T) {
-	bugs := "dropped_error_check,off_by_one,deleted_test,renamed_exported_api,swallowed_error,nil_map_write,hardcoded_result,ignored_context,unlocked_access"
+// The two framings over simulated worlds. Where taste traits (formatting,
+// logging, a version bump, a TODO) fail no change, the outcome-framed
+// predict passes the passing changes that the review-framed passfail
+// fails for taste: its pass recall is ahead, paired, in every such world,
+// and its pi in some (not all: in a world whose failures often show a
+// taste trait too, passfail catches them for it). Where the same traits
+// do fail changes (the outcome is the reviewers' taste), predict's pi is
+// not ahead.
+func TestPredictAgainstPassfailOverWorlds(t *testing.T) {
 	type fig struct {
 		Value float64
 		CI    struct{ Lo, Hi float64 }
@@ -168,13 +167,22 @@ func TestPredictAgainstPassfailOnTwoWorlds(t *testing.T) {
 		decodeJSON(t, mustGavel(t, db, "eval", "--judge", "predict", "--compare", "passfail", "--split", "main:test", "--model", "sim", "--resamples", "2000", "--json"), &out)
 		return out.Compare.Difference
 	}
-	benign := compare(bugs)
-	if benign["pass_recall"].CI.Lo <= 0 || benign["fail_precision"].CI.Lo <= 0 {
-		t.Fatalf("taste benign: predict minus passfail %+v; want pass recall and fail precision ahead", benign)
+	bugs := "dropped_error_check,off_by_one,deleted_test,renamed_exported_api,swallowed_error,nil_map_write,hardcoded_result,ignored_context,unlocked_access"
+	piAhead := 0
+	for _, fatal := range []string{bugs, "off_by_one,nil_map_write,hardcoded_result", "dropped_error_check,deleted_test,renamed_exported_api,unlocked_access"} {
+		d := compare(fatal)
+		if d["pass_recall"].CI.Lo <= 0 {
+			t.Errorf("taste benign, fatal %s: predict minus passfail pass recall %+v; want it ahead", fatal, d["pass_recall"])
+		}
+		if d["scott_pi"].CI.Lo > 0 {
+			piAhead++
+		}
 	}
-	fatal := compare(bugs + ",cosmetic_reformat,dependency_bump,todo_left,added_logging")
-	if fatal["scott_pi"].CI.Lo > 0 || fatal["scott_pi"].Value >= benign["scott_pi"].Value {
-		t.Fatalf("taste fatal: predict minus passfail %+v (benign world: %+v); want predict not ahead", fatal["scott_pi"], benign["scott_pi"])
+	if piAhead == 0 {
+		t.Error("in no taste-benign world is predict's pi ahead of passfail's")
+	}
+	if d := compare(bugs + ",cosmetic_reformat,dependency_bump,todo_left,added_logging"); d["scott_pi"].CI.Lo > 0 {
+		t.Errorf("taste fatal: predict minus passfail pi %+v; want predict not ahead", d["scott_pi"])
 	}
 }
 
