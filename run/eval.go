@@ -261,6 +261,10 @@ type Transfer struct {
 	// OriginalFigures are the original's figures.
 	OriginalFigures map[string]metrics.Figure `json:"original_figures"`
 	Difference      map[string]metrics.Figure `json:"difference"`
+	// Flips counts the records the version and the original decide
+	// differently, of Paired (read beside --retest's).
+	Flips  int `json:"flips"`
+	Paired int `json:"paired"`
 }
 
 // Labelled names a confusion matrix's rows (outcome) and columns
@@ -351,6 +355,7 @@ func (e *Eval) Run(ctx context.Context, env *Env) (*EvalResult, error) {
 		}
 		if t := e.transfer; t != nil {
 			t.Gain, t.OriginalFigures, t.Difference = diff["scott_pi"], oe.Figures, diff
+			t.Flips, t.Paired = Flips(s, other, rs, vs, otherVS, ev.Threshold)
 			out.Transfer = t
 			rep.Sections[0].Name = fmt.Sprintf("version %.12s", t.Version)
 			rep.Sections = append(rep.Sections, report.EvalSection{Name: fmt.Sprintf("original %.12s", t.Original), Eval: oe})

@@ -132,6 +132,10 @@ func (r *EvalResult) WriteText(w io.Writer) error {
 		}
 		p.f("\n")
 	}
+	if t := r.Transfer; t != nil {
+		p.f("version %.12s against its original %.12s: paired pi gain %s %s; they decide %d of %d records differently (%.1f%%)\n",
+			t.Version, t.Original, t.Gain.Value, ciText(t.Gain.CI), t.Flips, t.Paired, pct(t.Flips, t.Paired))
+	}
 	if rt := r.Retest; rt != nil {
 		p.retest(r.Judge, rt)
 	}

@@ -218,6 +218,21 @@ func TestValidateEditsDropsEditsThatHarmElsewhere(t *testing.T) {
 	if dropped == 0 || dropped <= kept {
 		t.Fatalf("random rules: %d edits dropped by validation, %d kept; want most dropped", dropped, kept)
 	}
+	// The ordinary proposer writes each rule to fit its disagreement's
+	// record; some such rules harm the other records, and go.
+	out.Versions = nil
+	decodeJSON(t, mustGavel(t, db, "calibrate", "--judge", "passfail", "--split", "main", "--model", "sim", "--max-iter", "1", "--resamples", "200", "--validate-edits", "--json"), &out)
+	fitted := 0
+	for _, v := range out.Versions {
+		for _, d := range v.DroppedEdits {
+			if strings.HasPrefix(d.Why, "validation: alone it fixes") {
+				fitted++
+			}
+		}
+	}
+	if fitted == 0 {
+		t.Fatal("the ordinary proposer: no edit dropped by validation")
+	}
 	var plan dryRunJSON
 	decodeJSON(t, mustGavel(t, db, append(args, "--validate-edits", "--dry-run", "--json")...), &plan)
 	found := false
