@@ -39,6 +39,58 @@ type CalibrationReport struct {
 	// summary; the first is the one Sections show.
 	Repeats       []refine.Run
 	RepeatSummary *refine.RepeatSummary
+	// Starts are the starting prompts of a framing search (calibrate
+	// --start), before any edit; ValRecords the validation part's size.
+	Starts     []StartRow
+	ValRecords int
+}
+
+// StartRow is one starting prompt on train and validation, and its
+// paired validation gain over the first.
+type StartRow struct {
+	Judge, Prompt       string
+	Train, Val, ValGain metrics.Figure
+	Chosen              bool
+}
+
+// startsChart draws each start's validation pi with its interval.
+func startsChart(ss []StartRow) template.HTML {
+	if len(ss) == 0 {
+		return ""
+	}
+	var rows []Interval
+	for _, st := range ss {
+		for _, part := range []struct {
+			name string
+			f    metrics.Figure
+		}{{"train", st.Train}, {"val", st.Val}} {
+			iv := Interval{Name: st.Judge + " on " + part.name, Defined: part.f.Value.Defined(), Value: part.f.Value.V, Lo: part.f.Value.V, Hi: part.f.Value.V}
+			if part.f.CI != nil && part.f.CI.Defined() {
+				iv.Lo, iv.Hi = part.f.CI.Lo, part.f.CI.Hi
+			}
+			rows = append(rows, iv)
+		}
+	}
+	return IntervalChart("Scott's pi of each starting prompt before any edit, 95% intervals", rows, -0.25, 1)
+}
+
+// flipsChart draws the judge's own flip rate (its retest) beside each
+// version's share of validation verdicts that differ from the original's.
+func flipsChart(r *refine.Result, val int) template.HTML {
+	rt := r.Retest
+	if rt == nil || val == 0 {
+		return ""
+	}
+	f := rt.FlipRate
+	rows := []Interval{{Name: "the original asked twice", Defined: f.Value.Defined(), Value: f.Value.V, Lo: f.Value.V, Hi: f.Value.V}}
+	if f.CI != nil && f.CI.Defined() {
+		rows[0].Lo, rows[0].Hi = f.CI.Lo, f.CI.Hi
+	}
+	for _, v := range r.Versions[1:] {
+		share := float64(v.ValFlips) / float64(val)
+		rows = append(rows, Interval{Name: fmt.Sprintf("version %d against the original", v.Iteration), Defined: true, Value: share, Lo: share, Hi: share})
+	}
+	return IntervalChart("Share of validation verdicts that flip: the judge by itself, and each version", rows, 0, 0.6)
 }
 
 // Control is one control calibration.
@@ -251,6 +303,10 @@ func WriteCalibration(w io.Writer, r *CalibrationReport) error {
 		views = append(views, view(s))
 	}
 	traj, gains := repeatCharts(r.Repeats)
+	var flips template.HTML
+	if len(r.Sections) > 0 && r.Sections[0].Result != nil {
+		flips = flipsChart(r.Sections[0].Result, r.ValRecords)
+	}
 	return calTmpl().Execute(w, struct {
 		*CalibrationReport
 		Sections      []*sectionView
@@ -259,7 +315,9 @@ func WriteCalibration(w io.Writer, r *CalibrationReport) error {
 		ControlNotes  []*Control
 		RepeatChart   template.HTML
 		RepeatGains   template.HTML
-	}{r, views, teacher.InformationGapWarning, controlsChart(r.Controls), controlNotes(r.Controls), traj, gains})
+		StartsChart   template.HTML
+		FlipsChart    template.HTML
+	}{r, views, teacher.InformationGapWarning, controlsChart(r.Controls), controlNotes(r.Controls), traj, gains, startsChart(r.Starts), flips})
 }
 
 // WriteCalibrationMarkdown writes the same results as Markdown.
@@ -361,6 +419,32 @@ func WriteCalibrationMarkdown(w io.Writer, r *CalibrationReport) error {
 			g := res.Gain["scott_pi"]
 			fmt.Fprintf(&b, "| %s | %s | `%s` | `%s` | %s | %s | %s | %s |\n", c.Name, res.Judge, c.TeacherModel, c.EditorModel,
 				val(res.Original.Metrics.ScottPi), val(res.Calibrated.Metrics.ScottPi), val(g.Value), ci(g))
+		}
+	}
+	if len(r.Starts) > 0 {
+		b.WriteString("\n## Starting prompts\n\n| start | prompt | train pi | val pi | val gain over the first |\n|---|---|---|---|---|\n")
+		for _, st := range r.Starts {
+			mark := ""
+			if st.Chosen {
+				mark = " (the loop's)"
+			}
+			fmt.Fprintf(&b, "| %s%s | `%.12s` | %s %s | %s %s | %s %s |\n", st.Judge, mark, st.Prompt, val(st.Train.Value), ci(st.Train),
+				val(st.Val.Value), ci(st.Val), val(st.ValGain.Value), ci(st.ValGain))
+		}
+	}
+	if len(r.Sections) > 0 && r.Sections[0].Result != nil {
+		res := r.Sections[0].Result
+		if ba := res.BlindAgreement; ba != nil {
+			fmt.Fprintf(&b, "\nThe blind teacher against the outcomes on %d training records: pi %s %s; the judge %s %s; difference %s %s.",
+				ba.Records, val(ba.Value), ci(metrics.Figure{Value: ba.Value, CI: ba.CI}), val(ba.Judge.Value), ci(ba.Judge), val(ba.Difference.Value), ci(ba.Difference))
+			if ba.Note != "" {
+				b.WriteString(" Note: " + ba.Note + ".")
+			}
+			b.WriteString("\n")
+		}
+		if rt := res.Retest; rt != nil {
+			fmt.Fprintf(&b, "\nThe original asked twice on %d validation records: %d flips (%s %s), pi between the asks %s %s.\n",
+				rt.Samples, rt.Flips, val(rt.FlipRate.Value), ci(rt.FlipRate), val(rt.ScottPi.Value), ci(rt.ScottPi))
 		}
 	}
 	if a := r.Ablation; a != nil {

@@ -260,7 +260,10 @@ func Calibrate(ctx context.Context, env *Env, st CalibrationStore, cfg Calibrate
 		Title:     fmt.Sprintf("%sCalibration of %s on %s", tag, s.Name, cfg.Split),
 		Simulated: cfg.Simulated, Split: cfg.Split, Version: cfg.GavelVersion,
 		Sections: []*report.CalibrationSection{{Title: s.Name, Result: res, Records: cfg.Data.Train}},
-		Repeats:  out.Repeats, RepeatSummary: out.RepeatsSummary,
+		Repeats:  out.Repeats, RepeatSummary: out.RepeatsSummary, ValRecords: len(cfg.Data.Val),
+	}
+	for _, st := range starts {
+		rep.Starts = append(rep.Starts, report.StartRow{Judge: st.Judge, Prompt: st.Prompt, Train: st.Train, Val: st.Val, ValGain: st.ValGain, Chosen: st.Chosen})
 	}
 	out.fill(res)
 	if res.Panel != nil {

@@ -58,6 +58,10 @@ func TestReportsInABrowser(t *testing.T) {
 	mustGavel(t, db, "calibrate", "--judge", "passfail", "--split", "main", "--model", "sim", "--repeats", "3", "--max-iter", "2",
 		"--teacher-model", "sim:family=a,sim:family=b,teacher-error=0.05,sim:family=c,sycophant=0.6", "--teacher-quorum", "majority",
 		"--label-blind", "--resamples", "200", "--report", pages["calibration repeats"])
+	// The framing search, the retest and the blind teacher's reference point.
+	pages["calibration starts"] = filepath.Join(dir, "starts.html")
+	mustGavel(t, db, "calibrate", "--start", "passfail,predict", "--split", "main", "--model", "sim:judge-noise=0.1", "--max-iter", "2",
+		"--label-blind", "--retest", "60", "--resamples", "200", "--report", pages["calibration starts"])
 	pages["eval"] = filepath.Join(dir, "eval.html")
 	mustGavel(t, db, "eval", "--judge", "rubric5", "--split", "main:test", "--model", "sim", "--resamples", "200",
 		"--tune-threshold-on", "main:train", "--compare", "passfail", "--report", pages["eval"])
