@@ -14,6 +14,9 @@ import (
 // applyProject fills cmd's flags from the project file, where neither
 // the flag nor its environment variable was given.
 func (a *app) applyProject(cmd *cobra.Command) error {
+	if cmd.Name() == "init" {
+		return nil // it writes the file, whatever the one there says
+	}
 	f, err := project.Open(a.configPath)
 	if err == nil {
 		_, err = project.Apply(f, commandName(cmd), flagLookup(cmd))

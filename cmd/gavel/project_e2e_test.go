@@ -122,6 +122,12 @@ func TestProjectFileDrivesEvalAndCalibrate(t *testing.T) {
 		t.Fatalf("init over a file: %+v", r)
 	}
 	decodeJSON(t, mustInDir(t, fresh, "config", "show", "--json"), &shown)
+	// A broken file does not stop init --force from replacing it.
+	os.WriteFile(filepath.Join(fresh, "gavel.yaml"), []byte("modle: x\n"), 0o644)
+	if r := inDir(t, fresh, nil, "records", "stats"); r.code != 2 {
+		t.Fatalf("a broken project file: %+v", r)
+	}
+	mustInDir(t, fresh, "init", "--force")
 	if v, src := shown.get("store"); shown.File != "gavel.yaml" || v != "gavel.db" || !strings.HasPrefix(src, "gavel.yaml:") {
 		t.Fatalf("the init file: %+v", shown)
 	}
