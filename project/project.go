@@ -118,7 +118,13 @@ type Value struct {
 type File struct {
 	Path   string
 	Values map[string]Value
+	// Judges names the team's judge specs (judges: {NAME: PATH}): a flag
+	// that names a judge (--judge, --compare, --start) may give NAME.
+	Judges map[string]string
 }
+
+// judgeFlags are the flags that name judges, a list for --start.
+var judgeFlags = []string{"judge", "compare", "start"}
 
 // Find names the project file: --config when given, else GAVEL_CONFIG,
 // else gavel.yaml in the working folder when there is one; "" when there
@@ -181,6 +187,12 @@ func (f *File) walk(m *yaml.Node, prefix string) error {
 		if _, dup := f.Values[name]; dup {
 			return fmt.Errorf("%s:%d: %s is given twice", f.Path, kn.Line, name)
 		}
+		if name == "judges" {
+			if err := f.judges(vn); err != nil {
+				return err
+			}
+			continue
+		}
 		k := lookup(name)
 		if k == nil && vn.Kind == yaml.MappingNode && isGroup(name) {
 			if err := f.walk(vn, name+"."); err != nil {
@@ -196,6 +208,52 @@ func (f *File) walk(m *yaml.Node, prefix string) error {
 			return fmt.Errorf("%s:%d: %s: %v", f.Path, vn.Line, name, err)
 		}
 		f.Values[name] = Value{Key: k, Text: v, Line: vn.Line}
+	}
+	return nil
+}
+
+// judges reads the judges: mapping of names to spec paths.
+func (f *File) judges(m *yaml.Node) error {
+	if m.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s:%d: judges: a mapping of names to spec files (security: specs/security.yaml)", f.Path, m.Line)
+	}
+	f.Judges = map[string]string{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		kn, vn := m.Content[i], m.Content[i+1]
+		if vn.Kind != yaml.ScalarNode || strings.TrimSpace(vn.Value) == "" {
+			return fmt.Errorf("%s:%d: judges.%s: want the path of a judge spec", f.Path, vn.Line, kn.Value)
+		}
+		if _, dup := f.Judges[kn.Value]; dup {
+			return fmt.Errorf("%s:%d: judges.%s is given twice", f.Path, kn.Line, kn.Value)
+		}
+		f.Judges[kn.Value] = f.rel(strings.TrimSpace(vn.Value))
+	}
+	return nil
+}
+
+// resolveJudges writes the judge names a flag holds that the file's
+// judges: names as their spec paths.
+func (f *File) resolveJudges(lookupFlag Lookup) error {
+	if f == nil || len(f.Judges) == 0 {
+		return nil
+	}
+	for _, name := range judgeFlags {
+		fl := lookupFlag(name)
+		if fl == nil || fl.Value == "" {
+			continue
+		}
+		parts := strings.Split(fl.Value, ",")
+		changed := false
+		for i, p := range parts {
+			if path, ok := f.Judges[strings.TrimSpace(p)]; ok {
+				parts[i], changed = path, true
+			}
+		}
+		if changed {
+			if err := fl.Set(strings.Join(parts, ",")); err != nil {
+				return UsageError{fmt.Errorf("--%s: %v", name, err)}
+			}
+		}
 	}
 	return nil
 }
@@ -249,6 +307,7 @@ func (f *File) value(k *Key, n *yaml.Node) (string, error) {
 		if strings.HasSuffix(v, ".yaml") || strings.HasSuffix(v, ".yml") || strings.ContainsRune(v, '/') {
 			return f.rel(v), nil
 		}
+		// A name: a built-in, or one of judges: (resolved when applied).
 	case storeRef:
 		if strings.Contains(v, "://") {
 			u, err := url.Parse(v)
@@ -414,7 +473,10 @@ func Apply(f *File, command string, lookupFlag Lookup) ([]Setting, error) {
 		}
 		out = append(out, s)
 	}
-	return out, nil
+	if contains(filters, command) {
+		return out, nil
+	}
+	return out, f.resolveJudges(lookupFlag)
 }
 
 func (f *File) get(name string) (Value, bool) {

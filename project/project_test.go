@@ -137,3 +137,36 @@ func flagSet(fs *pflag.FlagSet) Lookup {
 		return &Flag{Changed: fl.Changed, Value: fl.Value.String(), Default: fl.DefValue, Set: fl.Value.Set}
 	}
 }
+
+// judges: names the team's specs; a flag that names a judge may give the
+// name (a --start list element by element); a listing's filter keeps it.
+func TestJudgesByName(t *testing.T) {
+	f, err := Parse("team/gavel.yaml", []byte("judges:\n  security: specs/security.yaml\njudge: security\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	fs.String("judge", "passfail", "")
+	fs.String("start", "", "")
+	if err := fs.Parse([]string{"--start", "passfail,security"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Apply(f, "calibrate", flagSet(fs)); err != nil {
+		t.Fatal(err)
+	}
+	if got := fs.Lookup("judge").Value.String(); got != "team/specs/security.yaml" {
+		t.Errorf("--judge from the file's name: %q", got)
+	}
+	if got := fs.Lookup("start").Value.String(); got != "passfail,team/specs/security.yaml" {
+		t.Errorf("--start: %q", got)
+	}
+	list := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	list.String("judge", "", "")
+	list.Parse([]string{"--judge", "security"})
+	if _, err := Apply(f, "runs list", flagSet(list)); err != nil || list.Lookup("judge").Value.String() != "security" {
+		t.Errorf("a filter: %q, %v", list.Lookup("judge").Value.String(), err)
+	}
+	if _, err := Parse("p.yaml", []byte("judges:\n  a: [x]\n")); err == nil || !strings.Contains(err.Error(), "p.yaml:2: judges.a") {
+		t.Errorf("a bad judges entry: %v", err)
+	}
+}
