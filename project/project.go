@@ -66,7 +66,7 @@ type Key struct {
 // `init` list them.
 var Keys = []Key{
 	{Name: "store", Flags: []string{"db"}, Env: "GAVEL_DB", Kind: storeRef, Doc: "the store: a SQLite file (relative to this file) or postgres://HOST/DB (no password: PGPASSWORD or ~/.pgpass)"},
-	{Name: "models.judge", Flags: []string{"model", "judge-model"}, Except: filters, Env: "GAVEL_MODEL", Doc: "the judge's model (PROVIDER:NAME); also the default of every other role"},
+	{Name: "models.judge", Flags: []string{"model", "judge-model"}, Except: append([]string{"bench build"}, filters...), Env: "GAVEL_MODEL", Doc: "the judge's model (PROVIDER:NAME); also the default of every other role (not of bench build, whose model-applied rules are asked for on its command line)"},
 	{Name: "models.teacher", Flags: []string{"teacher-model"}, Kind: list, Doc: "the teacher's model, or several (a panel)"},
 	{Name: "models.editor", Flags: []string{"editor-model"}, Doc: "the model that proposes and applies prompt edits"},
 	{Name: "models.generator", Flags: []string{"generator"}, Doc: "ACR's generator"},
