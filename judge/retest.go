@@ -30,6 +30,9 @@ type Retest struct {
 	ScottPi  metrics.Figure `json:"scott_pi"`
 	// Unreadable counts records left out for an unreadable answer.
 	Unreadable int `json:"unreadable"`
+	// Flipped are the IDs of the records whose two verdicts differ (the
+	// records behind Flips: gavel runs records and the viewer open them).
+	Flipped []string `json:"flipped"`
 }
 
 // RetestRecords picks k of the records to ask again (all when k is at
@@ -69,7 +72,7 @@ func RunRetest(ctx context.Context, client llm.Client, s *Spec, model string, rs
 	}
 	var a, b []int
 	var groups []string
-	out := &Retest{}
+	out := &Retest{Flipped: []string{}}
 	for _, r := range rs {
 		v1, ok1 := first[r.ID]
 		v2, ok2 := second[r.ID]
@@ -85,6 +88,7 @@ func RunRetest(ctx context.Context, client llm.Client, s *Spec, model string, rs
 		groups = append(groups, Groups([]*record.Record{r})[0])
 		if d1 != d2 {
 			out.Flips++
+			out.Flipped = append(out.Flipped, r.ID)
 		}
 	}
 	out.Samples = len(a)

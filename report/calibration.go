@@ -132,6 +132,15 @@ var calTmpl = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("calibration").Funcs(template.FuncMap{
 		"deref": func(p *float64) float64 { return *p },
 		"short": func(s string) string { return s[:min(12, len(s))] },
+		"validationDropped": func(v *refine.Version) []refine.DroppedEdit {
+			var out []refine.DroppedEdit
+			for _, d := range v.DroppedEdits {
+				if strings.HasPrefix(d.Why, "validation:") {
+					out = append(out, d)
+				}
+			}
+			return out
+		},
 		"join":  strings.Join,
 		"pct":   pct,
 		"value": func(v metrics.Value) string {

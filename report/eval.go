@@ -29,6 +29,10 @@ type EvalReport struct {
 	Comparison *Comparison
 	// Metrics orders the figures (default judge.ReportedMetrics).
 	Metrics []string
+	// Retest is the judge asked twice (eval --retest); Flips and Paired
+	// count the compared judges' differing verdicts, beside it.
+	Retest        *judge.Retest
+	Flips, Paired int
 }
 
 // EvalSection is one judge's evaluation.

@@ -375,6 +375,12 @@ func (e *Eval) Run(ctx context.Context, env *Env) (*EvalResult, error) {
 			rep.Comparison = &report.Comparison{A: s.Name, B: other.Name, Figures: diff}
 		}
 	}
+	rep.Retest = retest
+	if out.Compare != nil {
+		rep.Flips, rep.Paired = out.Compare.Flips, out.Compare.Paired
+	} else if out.Transfer != nil {
+		rep.Flips, rep.Paired = out.Transfer.Flips, out.Transfer.Paired
+	}
 	out.Calls = env.stats()
 	out.Report = rep
 	out.judged, out.spec, out.other, out.verdicts, out.otherVerdicts = rs, s, other, vs, otherVS

@@ -64,7 +64,7 @@ func TestReportsInABrowser(t *testing.T) {
 		"--label-blind", "--retest", "60", "--resamples", "200", "--report", pages["calibration starts"])
 	pages["eval"] = filepath.Join(dir, "eval.html")
 	mustGavel(t, db, "eval", "--judge", "rubric5", "--split", "main:test", "--model", "sim", "--resamples", "200",
-		"--tune-threshold-on", "main:train", "--compare", "passfail", "--report", pages["eval"])
+		"--tune-threshold-on", "main:train", "--compare", "passfail", "--retest", "40", "--report", pages["eval"])
 	if _, err := exec.LookPath("python3"); err == nil {
 		bdb := filepath.Join(dir, "bench.db")
 		bench := filepath.Join(dir, "bench.jsonl")

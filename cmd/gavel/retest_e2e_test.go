@@ -8,8 +8,9 @@ import (
 )
 
 type retestJSON struct {
-	Samples  int `json:"samples"`
-	Flips    int `json:"flips"`
+	Samples  int      `json:"samples"`
+	Flips    int      `json:"flips"`
+	Flipped  []string `json:"flipped"`
 	FlipRate struct {
 		Value *float64 `json:"value"`
 		CI    *struct {
@@ -43,6 +44,9 @@ func TestRetestMeasuresTheJudgesNoise(t *testing.T) {
 		rt := out.Retest
 		if rt == nil || rt.Samples < 150 || rt.FlipRate.Value == nil || rt.FlipRate.CI == nil {
 			t.Fatalf("%s: retest %+v", c.model, rt)
+		}
+		if len(rt.Flipped) != rt.Flips {
+			t.Fatalf("%s: %d flips, %d flipped records named", c.model, rt.Flips, len(rt.Flipped))
 		}
 		want := 2 * c.p * (1 - c.p)
 		if c.p == 0 {
