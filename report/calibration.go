@@ -141,8 +141,8 @@ var calTmpl = sync.OnceValue(func() *template.Template {
 			}
 			return out
 		},
-		"join":  strings.Join,
-		"pct":   pct,
+		"join": strings.Join,
+		"pct":  pct,
 		"value": func(v metrics.Value) string {
 			if !v.Defined() {
 				return "undefined"
