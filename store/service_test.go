@@ -61,9 +61,31 @@ func testJudgesAndVerdicts(t *testing.T) {
 	if err := db.SaveVerdicts(ctx, vs); err != nil {
 		t.Fatal(err)
 	}
-	vs[1].Outcome, vs[1].Reasoning = judge.Invalid, "replaced"
-	if err := db.SaveVerdicts(ctx, vs[1:]); err != nil {
+	// The same verdicts again (a cached rerun) write nothing: each row
+	// keeps the time it was first given; a changed one is rewritten, with
+	// its new time, beside an unchanged one that is not.
+	clock := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	db.Now = func() time.Time { clock = clock.Add(time.Hour); return clock }
+	givenAt := func(id string) string {
+		var at string
+		if err := db.SQL().QueryRowContext(ctx, `SELECT created_at FROM verdicts WHERE record_id = $1`, id).Scan(&at); err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}
+	first1, first2 := givenAt("r1"), givenAt("r2")
+	if err := db.SaveVerdicts(ctx, vs); err != nil {
 		t.Fatal(err)
+	}
+	if givenAt("r1") != first1 || givenAt("r2") != first2 {
+		t.Fatalf("unchanged verdicts rewritten: %s %s, first %s %s", givenAt("r1"), givenAt("r2"), first1, first2)
+	}
+	vs[1].Outcome, vs[1].Reasoning = judge.Invalid, "replaced"
+	if err := db.SaveVerdicts(ctx, vs); err != nil {
+		t.Fatal(err)
+	}
+	if givenAt("r1") != first1 || givenAt("r2") == first2 {
+		t.Fatalf("one changed verdict: r1 %s (first %s), r2 %s (first %s)", givenAt("r1"), first1, givenAt("r2"), first2)
 	}
 	m, err := db.Verdicts(ctx, a.Hash, "m")
 	if err != nil || len(m) != 2 || m["r1"].Reasoning != "ok" || m["r2"].Outcome != judge.Invalid {

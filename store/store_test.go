@@ -51,7 +51,7 @@ func testMigrateEmptyDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"sqlite": 12, "postgres": 7}[db.Dialect()]
+	want := map[string]int{"sqlite": 13, "postgres": 7}[db.Dialect()]
 	v, err := db.SchemaVersion(ctx)
 	if err != nil || v != want {
 		t.Fatalf("schema version %d, %v; want %d, one per migration", v, err, want)

@@ -106,7 +106,7 @@ func (c *cache) ReadResponse(ctx context.Context, key string) (*llm.Response, er
 		return nil, fmt.Errorf("read cache entry %.12s: %w", key, err)
 	}
 	r := &llm.Response{}
-	if err := json.Unmarshal([]byte(resp.String), r); err != nil {
+	if err := decodeStored([]byte(resp.String), r); err != nil {
 		return nil, fmt.Errorf("cache entry %.12s: response: %w", key, err)
 	}
 	return r, nil
@@ -136,7 +136,7 @@ func (c *cache) ReadResponses(ctx context.Context, keys []string) (map[string]*l
 				return nil, err
 			}
 			r := &llm.Response{}
-			if err := json.Unmarshal(resp, r); err != nil {
+			if err := decodeStored(resp, r); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("cache entry %.12s: response: %w", key, err)
 			}
@@ -151,14 +151,17 @@ func (c *cache) ReadResponses(ctx context.Context, keys []string) (map[string]*l
 }
 
 // placeholders is "$1, $2, ..., $n".
-func placeholders(n int) string {
+func placeholders(n int) string { return placeholdersFrom(1, n) }
+
+// placeholdersFrom is n placeholders from $first: "$first, ...".
+func placeholdersFrom(first, n int) string {
 	b := make([]byte, 0, n*6)
 	for i := range n {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
 		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(i+1), 10)
+		b = strconv.AppendInt(b, int64(first+i), 10)
 	}
 	return string(b)
 }

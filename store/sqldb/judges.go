@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/gavelhq/gavel/judge"
 	"github.com/gavelhq/gavel/record"
@@ -140,6 +141,21 @@ func (db *DB) SaveVerdicts(ctx context.Context, vs []judge.Verdict) error {
 		}
 		keep, bodies[i] = append(keep, i), string(body)
 	}
+	// What the store holds already, word for word, is not written at all:
+	// it is read first, without the write lock, and a cached rerun writes
+	// nothing. (A verdict another process rewrites in between keeps its
+	// version, as if it had been written after this one.)
+	held, err := db.heldVerdicts(ctx, vs, keep)
+	if err != nil {
+		return err
+	}
+	keep = slices.DeleteFunc(keep, func(i int) bool {
+		b, ok := held[[3]string{vs[i].RecordID, vs[i].Prompt, vs[i].Model}]
+		return ok && b == bodies[i]
+	})
+	if len(keep) == 0 {
+		return nil
+	}
 	now := db.timestamp()
 	return db.inTx(ctx, func(tx *sql.Tx) error {
 		err := execRows(ctx, tx, `INSERT INTO verdicts (record_id, prompt, model, outcome, score, body, request_key, created_at) VALUES `,
@@ -155,6 +171,46 @@ func (db *DB) SaveVerdicts(ctx context.Context, vs []judge.Verdict) error {
 		}
 		return nil
 	})
+}
+
+// heldVerdicts reads the stored bodies of the verdicts vs[keep] would
+// write, by record, prompt and model.
+func (db *DB) heldVerdicts(ctx context.Context, vs []judge.Verdict, keep []int) (map[[3]string]string, error) {
+	byPair := map[[2]string][]string{}
+	for _, i := range keep {
+		pair := [2]string{vs[i].Prompt, vs[i].Model}
+		byPair[pair] = append(byPair[pair], vs[i].RecordID)
+	}
+	held := make(map[[3]string]string, len(keep))
+	const per = 500
+	for pair, ids := range byPair {
+		for len(ids) > 0 {
+			n := min(per, len(ids))
+			args := []any{pair[0], pair[1]}
+			for _, id := range ids[:n] {
+				args = append(args, id)
+			}
+			ids = ids[n:]
+			rows, err := db.db.QueryContext(ctx, `SELECT record_id, body FROM verdicts WHERE prompt = $1 AND model = $2
+				AND record_id IN (`+placeholdersFrom(3, n)+`)`, args...)
+			if err != nil {
+				return nil, fmt.Errorf("read verdicts: %w", err)
+			}
+			for rows.Next() {
+				var id, body string
+				if err := rows.Scan(&id, &body); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				held[[3]string{id, pair[0], pair[1]}] = body
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return held, nil
 }
 
 // Verdicts implements judge.Store.

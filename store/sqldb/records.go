@@ -330,7 +330,7 @@ func decodeRecords(rows *sql.Rows, fn func(*record.Record) error) error {
 				j.out = make([]*record.Record, len(j.bodies))
 				for i, body := range j.bodies {
 					r := &record.Record{}
-					if err := json.Unmarshal(body, r); err != nil {
+					if err := decodeStored(body, r); err != nil {
 						j.err = fmt.Errorf("decode stored record: %w", err)
 						break
 					}
@@ -458,11 +458,15 @@ func (db *DB) recordQuery(ctx context.Context, f record.Filter, cols string) (st
 	if f.Group != "" {
 		where = append(where, "r.grp = "+arg(f.Group))
 	}
-	q := `SELECT ` + cols + ` FROM ` + from
+	// The filter picks the records' sequence numbers and the outer query
+	// reads the rows in that order by their key: ordering the selected
+	// rows themselves would sort their bodies (kilobytes each) in a
+	// temporary tree.
+	sub := `SELECT r.seq FROM ` + from
 	if len(where) > 0 {
-		q += ` WHERE ` + strings.Join(where, " AND ")
+		sub += ` WHERE ` + strings.Join(where, " AND ")
 	}
-	q += ` ORDER BY r.seq`
+	q := `SELECT ` + cols + ` FROM records r` + latestOutcome + ` WHERE r.seq IN (` + sub + `) ORDER BY r.seq`
 	if f.Limit > 0 {
 		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
 	}
