@@ -3,11 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	bexec "github.com/gavelhq/gavel/bench/exec"
+	"github.com/gavelhq/gavel/bench/exec/early" // runs gavel exec --lang python before the rest initialises
 	"github.com/gavelhq/gavel/bench/problems"
 	"github.com/gavelhq/gavel/run"
 )
@@ -44,9 +44,9 @@ func (a *app) execCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&lang, "lang", "", "go or python")
-	fl.DurationVar(&lim.Wall, "timeout", 20*time.Second, "wall-clock limit")
+	fl.DurationVar(&lim.Wall, "timeout", early.DefaultTimeout, "wall-clock limit")
 	fl.DurationVar(&lim.CPU, "cpu", 0, "CPU-time limit (default the wall-clock limit)")
-	fl.Int64Var(&memMiB, "memory", 2048, "address-space limit in MiB")
-	fl.Int64Var(&diskMiB, "max-disk", 256, "what the program may write in its working folder, in MiB (a tmpfs of that size)")
+	fl.Int64Var(&memMiB, "memory", early.DefaultMemoryMiB, "address-space limit in MiB")
+	fl.Int64Var(&diskMiB, "max-disk", early.DefaultDiskMiB, "what the program may write in its working folder, in MiB (a tmpfs of that size)")
 	return cmd
 }
