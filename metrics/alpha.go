@@ -3,6 +3,7 @@ package metrics
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -107,8 +108,7 @@ func NewAlphaUnits(units [][]float64, level Level) *AlphaUnits {
 // Of is alpha over the units at idx (an index may repeat; nil: every
 // unit once). It reuses the receiver's buffers: one goroutine at a time.
 func (a *AlphaUnits) Of(idx []int) Value {
-	k := len(a.keys)
-	o, nc := a.o, a.nc
+	o := a.o
 	clear(o)
 	pairable := false
 	add := func(u int) bool {
@@ -138,6 +138,52 @@ func (a *AlphaUnits) Of(idx []int) Value {
 	if !pairable {
 		return Undef("no unit has two or more values to pair")
 	}
+	return a.fromCoincidences()
+}
+
+// OfTable is Of over two-coder units counted in t: t.At(x, y) units whose
+// two coders gave categories x and y, category c having the value
+// codes[c] (every finite one among the receiver's values). It equals Of
+// over those units to the last bit, as each pair of values adds a whole
+// number either way, but costs a pass over the k×k cells rather than over
+// the units: a resample's table gives its alpha (BENCHMARKS.md).
+func (a *AlphaUnits) OfTable(t *Table, codes []float64) Value {
+	k := len(a.keys)
+	o := a.o
+	clear(o)
+	at := make([]int, len(codes))
+	for c, v := range codes {
+		at[c] = -1
+		if i, ok := slices.BinarySearch(a.keys, v); ok {
+			at[c] = i
+		}
+	}
+	pairable := false
+	for x := range t.K {
+		for y := range t.K {
+			m := t.M[x*t.K+y]
+			if m == 0 {
+				continue
+			}
+			vx, vy := at[x], at[y]
+			if vx < 0 || vy < 0 {
+				return Undef("a value is not a finite number")
+			}
+			o[vx*k+vy] += m
+			o[vy*k+vx] += m
+			pairable = true
+		}
+	}
+	if !pairable {
+		return Undef("no unit has two or more values to pair")
+	}
+	return a.fromCoincidences()
+}
+
+// fromCoincidences is alpha from the coincidences in a.o.
+func (a *AlphaUnits) fromCoincidences() Value {
+	k := len(a.keys)
+	o, nc := a.o, a.nc
 	n := 0.0
 	lowest := math.Inf(1)
 	for c := range k {

@@ -158,17 +158,21 @@ func BootstrapEach(n, k int, stats Statistics, opt BootstrapOptions) []Interval 
 	for j := range vals {
 		vals[j] = make([]float64, 0, opt.Resamples)
 	}
-	for range opt.Resamples {
+	// The draws of each resample (items, or groups) come from a goroutine
+	// of their own, the one random stream in its order, while this one
+	// computes the figures of the resample before: the same resamples, on
+	// two cores.
+	draws := drawResamples(rng, opt.Resamples, n, len(clusters))
+	for d := range draws {
 		idx = idx[:0]
 		if clusters == nil {
-			for range n {
-				idx = append(idx, int(rng.Uint64N(uint64(n))))
-			}
+			idx = append(idx, d.at...)
 		} else {
-			for range clusters {
-				idx = append(idx, clusters[rng.Uint64N(uint64(len(clusters)))]...)
+			for _, c := range d.at {
+				idx = append(idx, clusters[c]...)
 			}
 		}
+		d.done()
 		stats(idx, out)
 		for j, v := range out {
 			if !v.Defined() || math.IsNaN(v.V) {
@@ -207,6 +211,39 @@ func BootstrapEach(n, k int, stats Statistics, opt BootstrapOptions) []Interval 
 		}
 	}
 	return ivs
+}
+
+// draw is one resample's draws: item indices, or group indices when the
+// resampling is by group; done gives its buffer back.
+type draw struct {
+	at   []int
+	done func()
+}
+
+// drawResamples draws resamples resamples of n items, or of groups groups
+// when groups > 0, from rng in order, a few ahead of their reader.
+func drawResamples(rng *rand.Rand, resamples, n, groups int) <-chan draw {
+	const ahead = 4
+	size := n
+	if groups > 0 {
+		size = groups
+	}
+	free := make(chan []int, ahead)
+	for range ahead {
+		free <- make([]int, size)
+	}
+	out := make(chan draw, ahead)
+	go func() {
+		defer close(out)
+		for range resamples {
+			at := <-free
+			for i := range at {
+				at[i] = int(rng.Uint64N(uint64(size)))
+			}
+			out <- draw{at, func() { free <- at }}
+		}
+	}()
+	return out
 }
 
 // Figure is a value with its bootstrap interval: the one shape of every

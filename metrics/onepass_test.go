@@ -156,6 +156,48 @@ func TestPreparedAlphaEqualsAlphaPerResample(t *testing.T) {
 	}
 }
 
+// Alpha from a resample's table of two-coder units is alpha over those
+// units, to the last bit, at every level (a category whose value is not a
+// finite number makes both undefined alike).
+func TestAlphaOfTableEqualsAlphaOfUnits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 29))
+	for name, codes := range map[string][]float64{
+		"nominal codes": {0, 1, 2},
+		"scale":         {1, 2, 3, 4, 5},
+		"signed":        {-2, 0.5, 3, 7.25},
+		"with nan":      {1, 2, math.NaN()},
+	} {
+		for level := metrics.LevelNominal; level <= metrics.LevelRatio; level++ {
+			n := 60
+			a, b := make([]int, n), make([]int, n)
+			units := make([][]float64, n)
+			for i := range n {
+				a[i] = rng.IntN(len(codes))
+				b[i] = a[i]
+				if rng.Float64() < 0.4 {
+					b[i] = rng.IntN(len(codes))
+				}
+				units[i] = []float64{codes[a[i]], codes[b[i]]}
+			}
+			prep := metrics.NewAlphaUnits(units, level)
+			tab := metrics.NewTable(len(codes))
+			for r := range 300 {
+				idx := make([]int, 1+rng.IntN(n))
+				tab.Reset()
+				for j := range idx {
+					idx[j] = rng.IntN(n)
+					tab.Add(a[idx[j]], b[idx[j]], 1)
+				}
+				want := prep.Of(idx)
+				got := prep.OfTable(tab, codes)
+				if got.Defined() != want.Defined() || got.Undefined != want.Undefined || (got.Defined() && math.Float64bits(got.V) != math.Float64bits(want.V)) {
+					t.Fatalf("%s %s resample %d: table %+v, units %+v", name, level, r, got, want)
+				}
+			}
+		}
+	}
+}
+
 func TestBootstrapEachEqualsOneBootstrapPerFigure(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 29))
 	n := 300

@@ -153,7 +153,7 @@ func pairAgreement(rows []Row, f AgreementConfig, level metrics.Level, opt metri
 		if numErr != "" {
 			out[4] = metrics.Undef("%s", numErr)
 		} else {
-			out[4] = alpha.Of(idx)
+			out[4] = alpha.OfTable(tab, codes) // the same units, counted in the table
 		}
 	}, opt)
 	sum.ObservedAgreement, sum.ScottPi, sum.CohenKappa, sum.BennettS = figs[0], figs[1], figs[2], figs[3]
