@@ -179,9 +179,18 @@ func (s *Spec) Messages(in Input) ([]llm.Message, error) {
 			data.Context = append(data.Context, contextEntry{Key: k, Label: contextLabel(k), Tag: "context_" + k, Text: text})
 		}
 	}
+	// Room for the user message at once: the inputs and the template's own
+	// text (a buffer grown by doubling copies the prompt many times over).
+	room := len(in.Task) + len(in.Candidate) + len(in.Reference) + len(in.Instruction) + len(in.AnswerA) + len(in.AnswerB) + 4096
+	for _, c := range data.Context {
+		room += len(c.Text)
+	}
 	var msgs []llm.Message
 	for i, t := range ts {
 		var b bytes.Buffer
+		if i == 1 {
+			b.Grow(room)
+		}
 		if err := t.Execute(&b, data); err != nil {
 			return nil, fmt.Errorf("judge %s: render: %w", s.Name, err)
 		}
