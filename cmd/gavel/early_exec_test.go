@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,7 +113,15 @@ func TestEarlyExecIsTheFullCommand(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Second)
+		// Interrupted once the program runs (its interpreter is a
+		// descendant of gavel's), not before gavel could catch it.
+		for deadline := time.Now().Add(20 * time.Second); !runsPython(cmd.Process.Pid); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatal("the program did not start within 20 s")
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGINT)
 		err := cmd.Wait()
 		ee, ok := err.(*exec.ExitError)
@@ -125,4 +134,43 @@ func TestEarlyExecIsTheFullCommand(t *testing.T) {
 	if want != got || got.code != 1 || !strings.Contains(got.stderr, "interrupted") {
 		t.Fatalf("interrupted: full %+v, early %+v", want, got)
 	}
+}
+
+// runsPython reports whether a python process descends from pid.
+func runsPython(pid int) bool {
+	parent := map[int]int{}
+	var pythons []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		s := string(b)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		var p, pp int
+		var state string
+		if _, err := fmt.Sscan(s[:open], &p); err != nil {
+			continue
+		}
+		if _, err := fmt.Sscan(s[end+1:], &state, &pp); err != nil {
+			continue
+		}
+		parent[p] = pp
+		if strings.HasPrefix(s[open+1:end], "python") {
+			pythons = append(pythons, p)
+		}
+	}
+	for _, p := range pythons {
+		for q, n := p, 0; q > 1 && n < 64; q, n = parent[q], n+1 {
+			if q == pid {
+				return true
+			}
+		}
+	}
+	return false
 }
