@@ -87,7 +87,15 @@ func New(ctx context.Context, sqldb *sql.DB, d Dialect, where string) (*DB, erro
 		FROM llm_cache WHERE key = $1`); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	if db.getAnswer, err = sqldb.PrepareContext(ctx, `SELECT response FROM llm_cache WHERE key = $1`); err != nil {
+	// An answer only (a pending entry reads as none, as a missing one
+	// does). On SQLite from the index of keys and answers (migration 13),
+	// without the stored request's pages, which its planner would walk by
+	// the key's own index.
+	answerFrom := "llm_cache"
+	if db.dialect.Name == "sqlite" {
+		answerFrom += " INDEXED BY llm_cache_answers"
+	}
+	if db.getAnswer, err = sqldb.PrepareContext(ctx, `SELECT response FROM `+answerFrom+` WHERE key = $1 AND response IS NOT NULL`); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	for _, p := range []struct {
