@@ -101,3 +101,38 @@ func BenchmarkNamespaces(b *testing.B) {
 		})
 	}
 }
+
+// Only a launcher without an ELF interpreter (a Go binary without cgo, as
+// gavel-sandbox is) starts the program from its first stage; a dynamically
+// linked one (glibc maps its threads' stacks, which the run's address-space
+// limit would refuse) and anything that is not an executable go through a
+// second stage.
+func TestDirectOnlyForStaticLaunchers(t *testing.T) {
+	interp := func(path string) bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Contains(string(b[:min(len(b), 4096)]), "/ld-linux")
+	}
+	small := os.Getenv(LauncherEnv)
+	if small == "" {
+		t.Fatal("the test launcher is not built")
+	}
+	if interp(small) || !staticBinary(small) {
+		t.Errorf("gavel-sandbox %s: static %v", small, staticBinary(small))
+	}
+	for _, p := range []string{"/bin/sh", "/proc/self/exe"} {
+		if real, err := os.Readlink(p); err == nil && p == "/proc/self/exe" {
+			p = real
+		}
+		if interp(p) && staticBinary(p) {
+			t.Errorf("%s has an interpreter but counts as static", p)
+		}
+	}
+	text := t.TempDir() + "/script"
+	os.WriteFile(text, []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	if staticBinary(text) || staticBinary(t.TempDir()+"/none") {
+		t.Error("a script or a missing file counts as a static binary")
+	}
+}

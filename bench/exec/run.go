@@ -403,7 +403,7 @@ func Exec(ctx context.Context, c Cmd) (*Run, error) {
 	}
 	config := func(m nsMode) string {
 		cfg := launch.Config{Path: lookPath(c.Argv[0], env), Argv: c.Argv, Env: env, Dir: c.Dir, Limits: lim.rlimits(), UID: -1, GID: -1,
-			Mounts: m != nsNone, Init: m != nsNone, Self: self, Nest: m == nsUser}
+			Mounts: m != nsNone, Init: m != nsNone, Self: self, Nest: m == nsUser, Direct: m == nsRoot && staticBinary(self)}
 		if cfg.Init && filepath.Dir(c.Dir) == workBase() {
 			cfg.Hide, cfg.Disk = workBase(), lim.Disk
 		}

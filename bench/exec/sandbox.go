@@ -19,11 +19,15 @@
 //     where the run has no PID namespace or user of its own.
 //
 // Limits are set by a launcher (package launch): gavel re-executes itself
-// with an environment variable that makes it apply the limits and then
-// exec the program, before the rest of the binary initialises.
+// (or gavel-sandbox) with an environment variable that makes it apply the
+// limits and then exec the program, before the rest of the binary
+// initialises. With namespaces the launcher is the run's first process;
+// a launcher without cgo starts the program itself, any other through a
+// second stage of the launcher (launch.Config.Direct).
 package exec
 
 import (
+	"debug/elf"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -103,3 +107,27 @@ func envValue(env []string, key string) string {
 	}
 	return ""
 }
+
+// staticBinary reports whether the program at path is an ELF executable
+// without an interpreter: a Go binary without cgo, whose threads' stacks
+// come from its own heap. Only such a launcher starts the program from its
+// first stage (launch.Config.Direct); the answer is kept per path.
+func staticBinary(path string) bool {
+	if v, ok := static.Load(path); ok {
+		return v.(bool)
+	}
+	v := false
+	if f, err := elf.Open(path); err == nil {
+		v = f.Type == elf.ET_EXEC
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+				v = false
+			}
+		}
+		f.Close()
+	}
+	static.Store(path, v)
+	return v
+}
+
+var static sync.Map

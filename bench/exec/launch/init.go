@@ -26,7 +26,7 @@ func runInit(c *Config, cgroup bool) {
 		fail("init: not the first process of a PID namespace", "")
 	}
 	second := *c
-	second.Init, second.CgroupP, second.Mounts, second.Nest, second.Hide = false, "", false, false, ""
+	second.Init, second.CgroupP, second.Mounts, second.Nest, second.Direct, second.Hide = false, "", false, false, false, ""
 	second.InCgroup, second.PIDNS = cgroup, true
 	// The launcher's own file, held open: the mounts may hide its path
 	// (a launcher under /tmp), and the second stage is started from it.
@@ -72,20 +72,24 @@ func runInit(c *Config, cgroup bool) {
 	closeFrom(selfFD + 1)
 	closeOnExec(DeathFD)
 	closeOnExec(StatusFD)
-	env := []string{Env + "=" + second.Encode(), "GOMAXPROCS=1", "GOGC=off"}
-	attr := &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2, ReportFD}}
-	if c.Nest {
-		one := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}}
-		attr.Sys = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
-			UidMappings: one, GidMappings: one, GidMappingsEnableSetgroups: false}
+	var pid int
+	if !c.Direct || c.Nest {
+		env := []string{Env + "=" + second.Encode(), "GOMAXPROCS=1", "GOGC=off"}
+		attr := &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2, ReportFD}}
+		if c.Nest {
+			one := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}}
+			attr.Sys = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+				UidMappings: one, GidMappings: one, GidMappingsEnableSetgroups: false}
+		}
+		if pid, err = syscall.ForkExec("/proc/self/fd/"+itoa(selfFD), []string{c.Self}, attr); err != nil {
+			fail("start the second stage: ", err.Error())
+		}
+		// The second stage reports (or fails) on ReportFD itself.
+		reported = true
+		syscall.Close(ReportFD)
+	} else {
+		pid = startProgram(&second)
 	}
-	pid, err := syscall.ForkExec("/proc/self/fd/"+itoa(selfFD), []string{c.Self}, attr)
-	if err != nil {
-		fail("start the second stage: ", err.Error())
-	}
-	// The second stage reports (or fails) on ReportFD itself.
-	reported = true
-	syscall.Close(ReportFD)
 	go func() {
 		var b [1]byte
 		for {
@@ -203,3 +207,69 @@ const sysCloseRange = 436
 
 // oPath is O_PATH, which package syscall does not name.
 const oPath = 0x200000
+
+// startProgram starts the program as this first stage's child, with the
+// run's limits, folder and user: what a second stage would do, without
+// starting the launcher again. The limits are set on this process, whose
+// children inherit them, just before the fork and put back after it
+// (root may raise a hard limit); the address-space limit too, which the
+// fork's own allocations come well within. It reports on ReportFD first.
+func startProgram(c *Config) int {
+	rep := Report{Cgroup: c.InCgroup, PIDNS: c.PIDNS, OwnProc: c.OwnProc, Mounts: c.DidMounts, DiskCap: c.DiskCap, User: "same as gavel"}
+	var saved []func()
+	restore := func() {
+		for i := len(saved) - 1; i >= 0; i-- {
+			saved[i]()
+		}
+	}
+	var addressSpace *Rlimit
+	for i := range c.Limits {
+		l := &c.Limits[i]
+		if l.Resource == syscall.RLIMIT_AS {
+			addressSpace = l
+			continue
+		}
+		if l.UnlessCgroup && rep.Cgroup {
+			continue
+		}
+		if !setLimit(l, &saved) {
+			restore()
+			fail("setrlimit "+l.Name+": ", "")
+		}
+	}
+	if err := syscall.Chdir(c.Dir); err != nil {
+		restore()
+		fail("chdir: ", err.Error())
+	}
+	attr := &syscall.ProcAttr{Env: c.Env, Files: []uintptr{0, 1, 2}}
+	if c.UID >= 0 {
+		attr.Sys = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(c.UID), Gid: uint32(c.GID), Groups: []uint32{}}}
+		rep.User = "uid " + itoa(int64(c.UID))
+	}
+	report(&rep)
+	if addressSpace != nil && !setLimit(addressSpace, &saved) {
+		restore()
+		fail("setrlimit as: ", "")
+	}
+	pid, err := syscall.ForkExec(c.Path, c.Argv, attr)
+	restore()
+	if err != nil {
+		// As a second stage whose exec failed: said on stderr, exit 125.
+		fail("exec "+c.Argv[0]+": ", err.Error())
+	}
+	return pid
+}
+
+// setLimit sets a limit on this process and adds how to put it back.
+func setLimit(l *Rlimit, saved *[]func()) bool {
+	var old syscall.Rlimit
+	if syscall.Getrlimit(l.Resource, &old) != nil {
+		return false
+	}
+	if syscall.Setrlimit(l.Resource, &syscall.Rlimit{Cur: l.Value, Max: l.Value}) != nil {
+		return false
+	}
+	res := l.Resource
+	*saved = append(*saved, func() { syscall.Setrlimit(res, &old) })
+	return true
+}

@@ -61,6 +61,12 @@ type Config struct {
 	// root of its user namespace cannot unmount its /proc to see the
 	// host's.
 	Nest bool
+	// Direct lets the first stage start the program itself, with the
+	// limits set on itself around the fork (startProgram), rather than
+	// through a second stage: for a launcher without cgo only, whose
+	// runtime needs no new mapping for a thread (glibc maps a thread's
+	// stack, which the address-space limit would refuse). Not with Nest.
+	Direct bool
 	// Hide is the folder that holds every run's working folder: the first
 	// stage covers it with an empty tmpfs in which only Dir is put back,
 	// so a run cannot reach another's folder by its path.
@@ -89,7 +95,7 @@ type Report struct {
 // Encode is the Config as the value of Env.
 func (c *Config) Encode() string {
 	var b []byte
-	b = putString(b, "2")
+	b = putString(b, "3")
 	b = putString(b, c.Path)
 	b = putString(b, c.Dir)
 	b = putInt(b, int64(c.UID))
@@ -99,6 +105,7 @@ func (c *Config) Encode() string {
 	b = putBool(b, c.Init)
 	b = putString(b, c.Self)
 	b = putBool(b, c.Nest)
+	b = putBool(b, c.Direct)
 	b = putString(b, c.Hide)
 	b = putInt(b, c.Disk)
 	b = putBool(b, c.DiskCap)
@@ -120,11 +127,11 @@ func (c *Config) Encode() string {
 // DecodeConfig reads a Config written by Encode.
 func DecodeConfig(s string) (*Config, bool) {
 	d := decoder{s: s}
-	if d.str() != "2" {
+	if d.str() != "3" {
 		return nil, false
 	}
 	c := &Config{Path: d.str(), Dir: d.str(), UID: int(d.int()), GID: int(d.int()), Mounts: d.bool(), CgroupP: d.str(),
-		Init: d.bool(), Self: d.str(), Nest: d.bool(), Hide: d.str(), Disk: d.int(), DiskCap: d.bool()}
+		Init: d.bool(), Self: d.str(), Nest: d.bool(), Direct: d.bool(), Hide: d.str(), Disk: d.int(), DiskCap: d.bool()}
 	c.InCgroup, c.PIDNS, c.DidMounts, c.OwnProc = d.bool(), d.bool(), d.bool(), d.bool()
 	n := d.int()
 	if n < 0 || n > 64 {

@@ -22,7 +22,7 @@ func randomString(r *rand.Rand) string {
 
 func randomConfig(r *rand.Rand) Config {
 	c := Config{Path: "/" + randomString(r), Dir: randomString(r), UID: r.IntN(70000) - 1, GID: r.IntN(70000) - 1,
-		Mounts: r.IntN(2) == 0, CgroupP: randomString(r), Init: r.IntN(2) == 0, Self: randomString(r), Nest: r.IntN(2) == 0, Hide: randomString(r), Disk: r.Int64N(1 << 40), DiskCap: r.IntN(2) == 0,
+		Mounts: r.IntN(2) == 0, CgroupP: randomString(r), Init: r.IntN(2) == 0, Self: randomString(r), Nest: r.IntN(2) == 0, Direct: r.IntN(2) == 0, Hide: randomString(r), Disk: r.Int64N(1 << 40), DiskCap: r.IntN(2) == 0,
 		InCgroup: r.IntN(2) == 0, PIDNS: r.IntN(2) == 0, DidMounts: r.IntN(2) == 0, OwnProc: r.IntN(2) == 0}
 	for range r.IntN(7) {
 		c.Limits = append(c.Limits, Rlimit{Name: randomString(r), Resource: r.IntN(16), Value: r.Uint64(), UnlessCgroup: r.IntN(2) == 0})
@@ -59,8 +59,8 @@ func TestConfigRoundTrip(t *testing.T) {
 // that may come from different builds (gavel and gavel-sandbox).
 func TestConfigEncoding(t *testing.T) {
 	c := Config{Path: "/bin/true", Argv: []string{"true", "a,b"}, Env: []string{"X=1:2"}, Dir: "/w", UID: 65534, GID: -1,
-		Mounts: true, Limits: []Rlimit{{Name: "cpu", Resource: 0, Value: 20}}, Init: true, Self: "/s", PIDNS: true}
-	want := "1:2,9:/bin/true,2:/w,5:65534,2:-1,1:1,0:,1:1,2:/s,1:0,0:,1:0,1:0,1:0,1:1,1:0,1:0,1:1,3:cpu,1:0,2:20,1:0,1:2,4:true,3:a,b,1:1,5:X=1:2,"
+		Mounts: true, Limits: []Rlimit{{Name: "cpu", Resource: 0, Value: 20}}, Init: true, Self: "/s", Direct: true, PIDNS: true}
+	want := "1:3,9:/bin/true,2:/w,5:65534,2:-1,1:1,0:,1:1,2:/s,1:0,1:1,0:,1:0,1:0,1:0,1:1,1:0,1:0,1:1,3:cpu,1:0,2:20,1:0,1:2,4:true,3:a,b,1:1,5:X=1:2,"
 	if got := c.Encode(); got != want {
 		t.Fatalf("encoding\n got %s\nwant %s", got, want)
 	}
@@ -76,7 +76,7 @@ func TestConfigRefusesDamage(t *testing.T) {
 		for _, bad := range []string{
 			s[:r.IntN(len(s))], // cut short
 			s + "1:x,",         // something after the end
-			"3" + s[1:],        // another version
+			"4" + s[1:],        // another version
 			strings.Replace(s, ":", ";", 1),
 			strings.Replace(s, ",", ".", 1),
 		} {
