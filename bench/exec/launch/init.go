@@ -222,19 +222,11 @@ func startProgram(c *Config) int {
 			saved[i]()
 		}
 	}
-	var addressSpace *Rlimit
-	for i := range c.Limits {
-		l := &c.Limits[i]
-		if l.Resource == syscall.RLIMIT_AS {
-			addressSpace = l
-			continue
-		}
-		if l.UnlessCgroup && rep.Cgroup {
-			continue
-		}
-		if !setLimit(l, &saved) {
+	first, addressSpace := c.limits(rep.Cgroup)
+	for _, l := range first {
+		if err := setLimit(l, &saved); err != nil {
 			restore()
-			fail("setrlimit "+l.Name+": ", "")
+			fail("setrlimit "+l.Name+": ", err.Error())
 		}
 	}
 	if err := syscall.Chdir(c.Dir); err != nil {
@@ -247,9 +239,11 @@ func startProgram(c *Config) int {
 		rep.User = "uid " + itoa(int64(c.UID))
 	}
 	report(&rep)
-	if addressSpace != nil && !setLimit(addressSpace, &saved) {
-		restore()
-		fail("setrlimit as: ", "")
+	if addressSpace != nil {
+		if err := setLimit(addressSpace, &saved); err != nil {
+			restore()
+			fail("setrlimit as: ", err.Error())
+		}
 	}
 	pid, err := syscall.ForkExec(c.Path, c.Argv, attr)
 	restore()
@@ -261,15 +255,15 @@ func startProgram(c *Config) int {
 }
 
 // setLimit sets a limit on this process and adds how to put it back.
-func setLimit(l *Rlimit, saved *[]func()) bool {
+func setLimit(l *Rlimit, saved *[]func()) error {
 	var old syscall.Rlimit
-	if syscall.Getrlimit(l.Resource, &old) != nil {
-		return false
+	if err := syscall.Getrlimit(l.Resource, &old); err != nil {
+		return err
 	}
-	if syscall.Setrlimit(l.Resource, &syscall.Rlimit{Cur: l.Value, Max: l.Value}) != nil {
-		return false
+	if err := syscall.Setrlimit(l.Resource, &syscall.Rlimit{Cur: l.Value, Max: l.Value}); err != nil {
+		return err
 	}
 	res := l.Resource
 	*saved = append(*saved, func() { syscall.Setrlimit(res, &old) })
-	return true
+	return nil
 }

@@ -194,18 +194,11 @@ func Launch() {
 	if c.Mounts {
 		rep.Mounts = privateMounts() == nil
 	}
-	var addressSpace *Rlimit
-	for i := range c.Limits {
-		l := &c.Limits[i]
-		if l.Resource == syscall.RLIMIT_AS {
-			// Set last, just before exec: once it is below what this Go
-			// process has mapped, any allocation of the runtime fails.
-			addressSpace = l
-			continue
-		}
-		if l.UnlessCgroup && rep.Cgroup {
-			continue
-		}
+	// The address-space limit is set last, just before exec: once it is
+	// below what this Go process has mapped, any allocation of the runtime
+	// fails.
+	first, addressSpace := c.limits(rep.Cgroup)
+	for _, l := range first {
 		if err := syscall.Setrlimit(l.Resource, &syscall.Rlimit{Cur: l.Value, Max: l.Value}); err != nil {
 			fail("setrlimit "+l.Name+": ", err.Error())
 		}
@@ -254,6 +247,20 @@ func Launch() {
 	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(pathp)),
 		uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])))
 	fail("exec "+c.Argv[0]+": ", errno.Error())
+}
+
+// limits are the run's limits to set, the address-space limit apart (nil
+// when there is none), without those a cgroup makes needless.
+func (c *Config) limits(cgroup bool) (first []*Rlimit, addressSpace *Rlimit) {
+	for i := range c.Limits {
+		switch l := &c.Limits[i]; {
+		case l.Resource == syscall.RLIMIT_AS:
+			addressSpace = l
+		case !(l.UnlessCgroup && cgroup):
+			first = append(first, l)
+		}
+	}
+	return first, addressSpace
 }
 
 // report writes the report once and closes the descriptor.
