@@ -11,6 +11,11 @@
 # all alternating RUNS times, medians. Then what it costs a binary to reach
 # its first package's init (the launcher's, which exits at once on a bad
 # configuration): the spawn itself (/bin/true), the small binary, gavel.
+# With perf installed, then also each way's CPU time and page faults
+# (`perf stat`, the trivial program), and the milestones of one run of the
+# small binary and of the C floor from kernel tracepoints (process starts,
+# the namespace clone, the program's exec and exit, the launcher's exit, the
+# parent's wait returning), which cost far less than strace.
 # BENCHMARKS.md says what the rows mean. Run as root, with cc.
 #
 #   scripts/bench-sandbox-parts.sh [RUNS]
@@ -91,3 +96,42 @@ for _ in range(runs):
         t[w].append(time.perf_counter() - t0)
 print("\nto the first package's init and out: " + ", ".join(f"{w} {med(v):.1f} ms" for w, v in t.items()))
 PY
+command -v perf >/dev/null 2>&1 || exit 0
+printf 'pass\n' >"$work/prog.py"
+echo
+echo "CPU time and page faults a run, trivial program (perf stat -r $runs):"
+for way in "bare python3:/usr/bin/python3 -I" "the isolation alone, in C:$work/floor" \
+	"gavel's exec code in a small binary:$work/probe/gavel-exec-probe exec --lang python" \
+	"gavel, CGO_ENABLED=0:$work/nocgo/gavel exec --lang python" "gavel (go build):$work/gavel/gavel exec --lang python"; do
+	# shellcheck disable=SC2086 # the command's words
+	perf stat -x, -r "$runs" -e task-clock,page-faults ${way#*:} "$work/prog.py" 2>&1 >/dev/null |
+		awk -F, -v w="${way%%:*}" '$3 == "task-clock" {c = $1} $3 == "page-faults" {f = $1} END {printf "  %s: %.1f ms CPU, %d page faults\n", w, c, f}'
+done
+milestones() {
+	perf record -q -o "$work/perf.data" -e sched:sched_process_exec,sched:sched_process_exit,syscalls:sys_enter_clone,syscalls:sys_enter_exit_group,syscalls:sys_exit_waitid,syscalls:sys_exit_wait4 -- "$@" >/dev/null 2>&1
+	perf script -i "$work/perf.data" -F comm,tid,time,event,trace 2>/dev/null | python3 -c '
+import sys
+t0, out = None, []
+for line in sys.stdin:
+    f = line.split(None, 4)
+    if len(f) < 4:
+        continue
+    comm, t, ev, rest = f[0], float(f[2].rstrip(":")), f[3].rstrip(":"), (f[4] if len(f) > 4 else "")
+    t0 = t if t0 is None else t0
+    ms = (t - t0) * 1000
+    if ev == "sched:sched_process_exec":
+        out.append("%.1f exec %s" % (ms, rest.split()[0].split("/")[-1]))
+    elif ev == "syscalls:sys_enter_clone" and "0x68" in rest.split(",")[0]:
+        out.append("%.1f namespace clone" % ms)
+    elif ev == "syscalls:sys_enter_exit_group":
+        out.append("%.1f %s exits" % (ms, comm))
+    elif ev.startswith("syscalls:sys_exit_wait") and not rest.strip().startswith("0xf"):
+        out.append("%.1f %s waited" % (ms, comm))
+print("  " + "; ".join(out))
+'
+}
+echo "milestones of one run (ms from the first exec):"
+echo " the small binary:"
+milestones "$work/probe/gavel-exec-probe" exec --lang python "$work/prog.py"
+echo " the C floor:"
+milestones "$work/floor" "$work/prog.py"
